@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"fmt"
+)
+
+// HostAlloc is what a job holds on one host: job slots and the total
+// amounts of consumables (per-slot rusage × slots, plus limit-free extras).
+type HostAlloc struct {
+	Host  HostID
+	Slots int
+	Res   []ResAmount
+}
+
+// JobAlloc is a job's allocation: its hosts (distinct, in the order the
+// runner claimed them) and its shared-resource records. A running job of a
+// scenario holds one built by RunningAlloc; the runner builds the others.
+type JobAlloc struct {
+	Hosts  []HostAlloc
+	Shared []SharedAmount
+}
+
+// Slots returns the total number of slots of a.
+func (a *JobAlloc) Slots() int {
+	n := 0
+	for _, h := range a.Hosts {
+		n += h.Slots
+	}
+	return n
+}
+
+// Take reserves everything a holds.
+func (s *State) Take(a *JobAlloc) {
+	for _, h := range a.Hosts {
+		s.Reserve(h.Host, h.Slots, h.Res)
+	}
+	for _, sh := range a.Shared {
+		s.ReserveShared(sh.Shared, sh.Amount)
+	}
+}
+
+// Give releases everything a holds (the inverse of Take).
+func (s *State) Give(a *JobAlloc) {
+	for _, h := range a.Hosts {
+		s.Release(h.Host, h.Slots, h.Res)
+	}
+	for _, sh := range a.Shared {
+		s.ReleaseShared(sh.Shared, sh.Amount)
+	}
+}
+
+// Fits returns nil when a can be taken from s without any count going
+// negative, else an error naming the host or shared resource that would be
+// over-committed. It reserves nothing.
+func (s *State) Fits(a *JobAlloc) error {
+	for _, h := range a.Hosts {
+		if free := s.FreeSlots(h.Host); h.Slots > free {
+			return fmt.Errorf("host %s: %d slots requested, %d free", s.c.Hosts[h.Host].Name, h.Slots, free)
+		}
+		for _, r := range h.Res {
+			if free := s.Free(h.Host, r.Res); !(r.Amount <= free) {
+				return fmt.Errorf("host %s: %v %s requested, %v free", s.c.Hosts[h.Host].Name, r.Amount, s.c.Resources[r.Res], free)
+			}
+		}
+	}
+	for _, sh := range a.Shared {
+		if free := s.sharedFree[sh.Shared]; sh.Amount > free {
+			return fmt.Errorf("shared resource %s: %v requested, %v free", s.c.Shared[sh.Shared].Name, sh.Amount, free)
+		}
+	}
+	return nil
+}
+
+// RunningAlloc returns what running job j holds: on each host of
+// j.RunningOn its slots and, when j's requirement is simple (one
+// alternative of one term), slots × the term's per-slot rusage of each host
+// resource; and once per job the term's rusage of each shared resource. For
+// a compound or alternative requirement only slots are counted, since the
+// snapshot does not say which term runs where (docs/scenario.md). Rusage on
+// names that are neither host nor shared resources is ignored here; the
+// runner reports it as a bad request for pending jobs.
+func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
+	a := &JobAlloc{Hosts: make([]HostAlloc, 0, len(j.RunningOn))}
+	var perSlot []ResAmount
+	if j.Req != nil && len(j.Req.Alternatives) == 1 && len(j.Req.Alternatives[0].Terms) == 1 {
+		for _, ru := range j.Req.Alternatives[0].Terms[0].Rusage {
+			if r, ok := c.ResourceByName(ru.Name); ok {
+				perSlot = append(perSlot, ResAmount{r, ru.Value})
+			} else if sh, ok := c.SharedByName(ru.Name); ok {
+				a.Shared = append(a.Shared, SharedAmount{sh, ru.Value})
+			}
+		}
+	}
+	for _, hs := range j.RunningOn {
+		ha := HostAlloc{Host: hs.Host, Slots: hs.Slots}
+		for _, r := range perSlot {
+			ha.Res = append(ha.Res, ResAmount{r.Res, r.Amount * float64(hs.Slots)})
+		}
+		a.Hosts = append(a.Hosts, ha)
+	}
+	return a
+}

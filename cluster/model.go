@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"github.com/xce-sched/xce/resreq"
+)
+
+// HostStatus is a host's administrative state.
+type HostStatus uint8
+
+const (
+	// HostOK: the host accepts jobs.
+	HostOK HostStatus = iota
+	// HostClosed: closed by the administrator; running jobs go on, no new
+	// job is dispatched (LSF "closed_Adm").
+	HostClosed
+	// HostUnavail: the host is down or unreachable (LSF "unavail").
+	HostUnavail
+)
+
+// String returns the scenario spelling: "ok", "closed" or "unavail".
+func (s HostStatus) String() string {
+	switch s {
+	case HostClosed:
+		return "closed"
+	case HostUnavail:
+		return "unavail"
+	}
+	return "ok"
+}
+
+// HostID is a host's index in Cluster.Hosts.
+type HostID int32
+
+// ResID is a host consumable resource's index in Cluster.Resources.
+type ResID int32
+
+// SharedID is a shared resource's index in Cluster.Shared.
+type SharedID int32
+
+// QueueID is a queue's index in Cluster.Queues.
+type QueueID int32
+
+// Host is one execution host.
+type Host struct {
+	Name  string
+	Slots int // job slots, >= 1
+	// Capacity holds the host's amount of each consumable resource, indexed
+	// by ResID (len == len(Cluster.Resources)); NaN where the host does not
+	// define the resource. mem is in MB.
+	Capacity []float64
+	Type     string   // e.g. X86_64; "" when unset
+	Model    string   // e.g. EPYC; "" when unset
+	Tags     []string // boolean resources, e.g. gpu, ssd
+	Status   HostStatus
+}
+
+// Shared is a cluster-wide shared resource such as a license pool.
+type Shared struct {
+	Name  string
+	Total float64
+}
+
+// Policy names a queue's dispatch policy (DESIGN.md §6).
+type Policy string
+
+// The dispatch policies.
+const (
+	// PolicyFCFS: strict first-come-first-served; no job of the queue
+	// starts before an earlier one.
+	PolicyFCFS Policy = "fcfs"
+	// PolicyFirstFit: every pending job in order; any job that fits starts;
+	// no reservations.
+	PolicyFirstFit Policy = "firstfit"
+	// PolicyEASY: EASY backfilling (a reservation for the first blocked job).
+	PolicyEASY Policy = "easy"
+	// PolicyConservative: conservative backfilling (a reservation for every
+	// blocked job).
+	PolicyConservative Policy = "conservative"
+)
+
+// Queue is a job queue.
+type Queue struct {
+	Name     string
+	Priority int // larger is dispatched first
+	Policy   Policy
+	Picker   string // job ordering within the queue: "priority" (default) or "fairshare"
+	Closed   bool
+	// Hosts restricts the queue's jobs to these hosts; nil means every host.
+	Hosts []HostID
+}
+
+// Consumers is one consumer dimension of a limit (users, queues, hosts or
+// projects), as in an LSF lsb.resources Limit section.
+type Consumers struct {
+	// Names the limit applies to; empty with All false means the dimension
+	// does not restrict the limit.
+	Names []string
+	// All: the limit applies to every consumer of this kind ("all").
+	All bool
+	// PerConsumer: one limit instance per consumer (LSF's PER_USER,
+	// PER_QUEUE, PER_HOST, PER_PROJECT) instead of one shared instance.
+	PerConsumer bool
+}
+
+// Set reports whether the dimension restricts the limit at all.
+func (c Consumers) Set() bool { return c.All || len(c.Names) > 0 }
+
+// LimitResource is a maximum on a numeric host resource or a shared resource.
+type LimitResource struct {
+	Name string
+	Max  float64
+}
+
+// Limit is a resource allocation limit (LSF lsb.resources Limit section).
+// A negative Slots or Jobs means "no maximum".
+type Limit struct {
+	Name      string
+	Users     Consumers
+	Queues    Consumers
+	Hosts     Consumers
+	Projects  Consumers
+	Slots     int
+	Jobs      int
+	Resources []LimitResource
+}
+
+// JobID identifies a job; unique within a scenario or trace.
+type JobID int64
+
+// HostSlots is a number of slots on one host.
+type HostSlots struct {
+	Host  HostID
+	Slots int
+}
+
+// Job is a job as submitted: its identity, its request and, for a scenario
+// snapshot, where it already runs.
+type Job struct {
+	ID       JobID
+	User     string
+	Project  string
+	Queue    QueueID
+	Submit   int64 // seconds
+	TasksMin int   // -n min, >= 1
+	TasksMax int   // -n max, >= TasksMin
+	// ResReq is the resource requirement string as written; Req its parse.
+	ResReq string
+	Req    *resreq.Requirement
+	// Runtime is the actual run time and Estimate the user's estimate
+	// (-W), both in seconds; 0 when unknown.
+	Runtime  int64
+	Estimate int64
+	// RunningOn is set for a job that already runs in the snapshot: the
+	// slots it holds on each host, in host order.
+	RunningOn []HostSlots
+	// Start is the time the job started, in seconds, for a running job.
+	Start int64
+}
+
+// Cluster is a loaded scenario: the static configuration plus the jobs.
+// It is read-only after load; the mutable counters live in State.
+type Cluster struct {
+	Hosts     []Host
+	Resources []string // host consumable resource names, indexed by ResID
+	Shared    []Shared // indexed by SharedID
+	Queues    []Queue  // indexed by QueueID
+	Limits    []Limit
+	Jobs      []Job
+
+	schema *Schema
+}
+
+// HostByName returns the ID of the named host, or ok=false.
+func (c *Cluster) HostByName(name string) (HostID, bool) {
+	return c.schema.hostByName(name)
+}
+
+// ResourceByName returns the ID of the named host consumable resource.
+func (c *Cluster) ResourceByName(name string) (ResID, bool) {
+	for i, n := range c.Resources {
+		if n == name {
+			return ResID(i), true
+		}
+	}
+	return 0, false
+}
+
+// SharedByName returns the ID of the named shared resource.
+func (c *Cluster) SharedByName(name string) (SharedID, bool) {
+	for i, s := range c.Shared {
+		if s.Name == name {
+			return SharedID(i), true
+		}
+	}
+	return 0, false
+}
+
+// QueueByName returns the ID of the named queue.
+func (c *Cluster) QueueByName(name string) (QueueID, bool) {
+	for i, q := range c.Queues {
+		if q.Name == name {
+			return QueueID(i), true
+		}
+	}
+	return 0, false
+}
+
+// Schema returns the attribute schema that select and order expressions of
+// this cluster compile against.
+func (c *Cluster) Schema() *Schema { return c.schema }

@@ -1,0 +1,134 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+)
+
+// ResAmount is an amount of one host consumable resource (mem in MB).
+type ResAmount struct {
+	Res    ResID
+	Amount float64
+}
+
+// SharedAmount is an amount of one shared resource.
+type SharedAmount struct {
+	Shared SharedID
+	Amount float64
+}
+
+// State is the mutable part of a cluster: free slots and free consumables
+// per host, and the free amount of every shared resource. Per-host values
+// live in one flat vector per host (the select view, laid out by Schema), so
+// a compiled select expression reads them without any lookup.
+//
+// Only the allocation runner and the committers call the mutating methods;
+// everybody else reads. The mutators check nothing: the runner checks
+// before it reserves, and Release is exactly the inverse of Reserve.
+type State struct {
+	c          *Cluster
+	ncols      int
+	vals       []float64 // len(Hosts) * ncols
+	sharedFree []float64 // indexed by SharedID
+}
+
+// NewState returns the state of cluster c with nothing running.
+func NewState(c *Cluster) *State {
+	s := &State{
+		c:          c,
+		ncols:      c.schema.NumCols(),
+		vals:       make([]float64, len(c.Hosts)*c.schema.NumCols()),
+		sharedFree: make([]float64, len(c.Shared)),
+	}
+	for h := range c.Hosts {
+		c.staticVals(HostID(h), s.HostVals(HostID(h)))
+	}
+	for i, sh := range c.Shared {
+		s.sharedFree[i] = sh.Total
+	}
+	return s
+}
+
+// Cluster returns the cluster this state belongs to.
+func (s *State) Cluster() *Cluster { return s.c }
+
+// HostVals returns host h's value vector (columns as Schema describes). It
+// aliases the state: callers must not modify it.
+func (s *State) HostVals(h HostID) []float64 {
+	o := int(h) * s.ncols
+	return s.vals[o : o+s.ncols : o+s.ncols]
+}
+
+// FreeSlots returns the number of unused job slots on host h.
+func (s *State) FreeSlots(h HostID) int {
+	return int(s.vals[int(h)*s.ncols+ColSlots])
+}
+
+// Free returns the unused amount of consumable r on host h (NaN when the
+// host does not define r).
+func (s *State) Free(h HostID, r ResID) float64 {
+	return s.vals[int(h)*s.ncols+ResCol(r)]
+}
+
+// SharedFree returns the unreserved amount of shared resource id.
+func (s *State) SharedFree(id SharedID) float64 { return s.sharedFree[id] }
+
+// Reserve takes slots and the given total amounts of consumables on host h.
+func (s *State) Reserve(h HostID, slots int, res []ResAmount) {
+	v := s.vals[int(h)*s.ncols:]
+	v[ColSlots] -= float64(slots)
+	for _, r := range res {
+		v[ResCol(r.Res)] -= r.Amount
+	}
+}
+
+// Release gives back what Reserve(h, slots, res) took.
+func (s *State) Release(h HostID, slots int, res []ResAmount) {
+	v := s.vals[int(h)*s.ncols:]
+	v[ColSlots] += float64(slots)
+	for _, r := range res {
+		v[ResCol(r.Res)] += r.Amount
+	}
+}
+
+// ReserveShared takes amount of shared resource id.
+func (s *State) ReserveShared(id SharedID, amount float64) { s.sharedFree[id] -= amount }
+
+// ReleaseShared gives back what ReserveShared took.
+func (s *State) ReleaseShared(id SharedID, amount float64) { s.sharedFree[id] += amount }
+
+// Clone returns a deep copy of s.
+func (s *State) Clone() *State {
+	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree)}
+}
+
+// Equal reports whether s and o hold the same counters (NaN equals NaN).
+func (s *State) Equal(o *State) bool {
+	eq := func(a, b float64) bool { return a == b || (a != a && b != b) }
+	return s.c == o.c && slices.EqualFunc(s.vals, o.vals, eq) && slices.EqualFunc(s.sharedFree, o.sharedFree, eq)
+}
+
+// CheckInvariants returns an error naming the first host or shared resource
+// whose free amount is negative or above its total, i.e. over-committed or
+// released twice.
+func (s *State) CheckInvariants() error {
+	for h := range s.c.Hosts {
+		host := &s.c.Hosts[h]
+		v := s.HostVals(HostID(h))
+		if v[ColSlots] < 0 || v[ColSlots] > float64(host.Slots) {
+			return fmt.Errorf("host %s: %v free slots of %d", host.Name, v[ColSlots], host.Slots)
+		}
+		for r, name := range s.c.Resources {
+			f, total := v[ResCol(ResID(r))], host.Capacity[r]
+			if f < 0 || f > total {
+				return fmt.Errorf("host %s: %v free %s of %v", host.Name, f, name, total)
+			}
+		}
+	}
+	for i, sh := range s.c.Shared {
+		if f := s.sharedFree[i]; f < 0 || f > sh.Total {
+			return fmt.Errorf("shared resource %s: %v free of %v", sh.Name, f, sh.Total)
+		}
+	}
+	return nil
+}
