@@ -167,7 +167,8 @@ type Cluster struct {
 	Limits    []Limit
 	Jobs      []Job
 
-	schema *Schema
+	schema     *Schema
+	queueHosts [][]bool // per queue: host mask, nil when the queue has no host list
 }
 
 // HostByName returns the ID of the named host, or ok=false.
@@ -208,3 +209,10 @@ func (c *Cluster) QueueByName(name string) (QueueID, bool) {
 // Schema returns the attribute schema that select and order expressions of
 // this cluster compile against.
 func (c *Cluster) Schema() *Schema { return c.schema }
+
+// QueueHasHost reports whether queue q may use host h (a queue without a
+// host list may use every host).
+func (c *Cluster) QueueHasHost(q QueueID, h HostID) bool {
+	m := c.queueHosts[q]
+	return m == nil || m[h]
+}

@@ -160,6 +160,16 @@ func (c *Cluster) Init() error {
 	}
 	s.ntags = len(tags)
 	c.schema = s
+	c.queueHosts = make([][]bool, len(c.Queues))
+	for q := range c.Queues {
+		if hs := c.Queues[q].Hosts; hs != nil {
+			m := make([]bool, len(c.Hosts))
+			for _, h := range hs {
+				m[h] = true
+			}
+			c.queueHosts[q] = m
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,41 @@
+package framework
+
+import "github.com/xce-sched/xce/cluster"
+
+// AllocRequest is what the runner asks of one candidate host: the job-level
+// part (the job, the term, the shared needs of the alternative), the
+// candidate's shape (NSlots tasks on NHosts hosts: the bucket being placed),
+// and the per-host part, rebuilt for every candidate by the prepare fan-out.
+type AllocRequest struct {
+	Job    *Job
+	Alt    *Alternative
+	Term   *Term
+	NSlots int
+	NHosts int
+	// Host is the per-host request: slots and total consumables to reserve
+	// on the candidate (per-slot rusage × NSlots, plus what preparers add).
+	Host HostRequest
+}
+
+// HostRequest is the per-host part of an AllocRequest.
+type HostRequest struct {
+	Slots int
+	Res   []cluster.ResAmount
+}
+
+// Reset empties the per-host request, keeping its buffer.
+func (h *HostRequest) Reset() {
+	h.Slots = 0
+	h.Res = h.Res[:0]
+}
+
+// Add adds amount of resource r to the request.
+func (h *HostRequest) Add(r cluster.ResID, amount float64) {
+	for i := range h.Res {
+		if h.Res[i].Res == r {
+			h.Res[i].Amount += amount
+			return
+		}
+	}
+	h.Res = append(h.Res, cluster.ResAmount{Res: r, Amount: amount})
+}

@@ -1,0 +1,46 @@
+package framework
+
+import "github.com/xce-sched/xce/cluster"
+
+// JobState is where a job is in its life.
+type JobState uint8
+
+// Job states.
+const (
+	// Pending: waiting to be placed.
+	Pending JobState = iota
+	// Running: placed; Alloc holds its hosts.
+	Running
+	// Done: finished; its allocation was released.
+	Done
+)
+
+// String returns "PEND", "RUN" or "DONE", as LSF's bjobs prints them.
+func (s JobState) String() string {
+	switch s {
+	case Running:
+		return "RUN"
+	case Done:
+		return "DONE"
+	}
+	return "PEND"
+}
+
+// Job is the scheduler's record of one job: its submitted spec, its
+// compiled request, and what the last cycle decided.
+type Job struct {
+	Spec *cluster.Job
+	// Req is the compiled requirement; nil when ReqErr says why it could
+	// not be compiled (the job then pends with BadRequest).
+	Req    *Request
+	ReqErr error
+	State  JobState
+	// Alloc is published by the runner only after the committer accepted
+	// it; nil while pending.
+	Alloc *cluster.JobAlloc
+	// Reasons is why the job pends, from the last cycle that considered it.
+	Reasons PendReasons
+	// Start and End are in seconds (virtual time in the simulator); End is
+	// set once the job is Done.
+	Start, End int64
+}

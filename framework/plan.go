@@ -1,0 +1,104 @@
+package framework
+
+import "github.com/xce-sched/xce/cluster"
+
+// Bucket asks for Slots task slots of one compound term on one host. The
+// hosts of a plan's buckets are all distinct.
+type Bucket struct {
+	Slots int
+	Term  int // index into the plan's alternative's Terms
+}
+
+// Pin restricts the hosts of one term's buckets to those whose value in
+// column Col equals Value (how parjob makes same[] complete: one plan per
+// value).
+type Pin struct {
+	Term  int
+	Col   int
+	Value float64
+}
+
+// Plan is one way to place a job: an alternative of its request and an
+// ordered list of buckets. The runner tries the buckets in order.
+type Plan struct {
+	Alt     int
+	Buckets []Bucket
+	Pins    []Pin
+}
+
+// Tasks returns the number of task slots the plan asks for.
+func (p *Plan) Tasks() int {
+	n := 0
+	for _, b := range p.Buckets {
+		n += b.Slots
+	}
+	return n
+}
+
+// PinFor returns the pins of term t (a sub-slice of p.Pins, which parjob
+// keeps grouped by term).
+func (p *Plan) PinFor(t int) []Pin {
+	lo := 0
+	for lo < len(p.Pins) && p.Pins[lo].Term != t {
+		lo++
+	}
+	hi := lo
+	for hi < len(p.Pins) && p.Pins[hi].Term == t {
+		hi++
+	}
+	return p.Pins[lo:hi]
+}
+
+// PlanIterator yields a job's plans in the allocator's preference order.
+// The *Plan returned by Next is valid until the following call; ok is false
+// when there are no more plans.
+type PlanIterator interface {
+	Next() (plan *Plan, ok bool)
+}
+
+// Claim is what the runner reserved on one host for one bucket of the plan
+// being tried: a snapshot of the per-host request that decided it.
+type Claim struct {
+	Bucket int
+	cluster.HostAlloc
+}
+
+// Plugin is what every plugin is: a named component.
+type Plugin interface {
+	Name() string
+}
+
+// Allocator describes how a job may be placed: its plans. It never walks
+// hosts or reserves anything itself.
+type Allocator interface {
+	Plugin
+	// Plans returns an iterator over job's plans given the current view.
+	// An error is a broken invariant or a request the allocator cannot
+	// handle; the runner turns it into a BadRequest pending reason.
+	Plans(job *Job, view *View) (PlanIterator, error)
+}
+
+// Acceptor is an optional Allocator capability: a last say on a plan whose
+// every bucket holds a claim (e.g. same[]). Claims are in bucket order.
+type Acceptor interface {
+	Accepts(job *Job, plan *Plan, claims []Claim, view *View) bool
+}
+
+// Preparer takes part in the prepare fan-out: for each candidate host the
+// runner resets the per-host request, fills in the job's own needs (slots,
+// per-slot rusage) and then calls every Preparer, which may add needs (the
+// limit plugin adds its counters) or veto the host with a host reason.
+type Preparer interface {
+	Plugin
+	// PrepareHost adds this plugin's needs for the candidate in req (whose
+	// NSlots, NHosts, Host and Job are set). It returns None, or a host
+	// reason and its detail when the host must not be used.
+	PrepareHost(req *AllocRequest, h cluster.HostID) (Reason, int32)
+}
+
+// Picker orders the pending jobs of one queue for a cycle.
+type Picker interface {
+	Plugin
+	// Order sorts jobs (all of one queue) in the order they are considered.
+	Order(jobs []*Job)
+}

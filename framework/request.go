@@ -1,0 +1,121 @@
+package framework
+
+import (
+	"fmt"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/resreq"
+)
+
+// Request is a job's resource requirement compiled against one cluster:
+// names resolved to columns and resource IDs, select expressions compiled.
+// Jobs with the same canonical requirement string and task count can share
+// one Request.
+type Request struct {
+	// Alts are the alternatives, tried in order (at least one).
+	Alts []Alternative
+	// Canonical is the requirement's canonical string (resreq.Requirement.String).
+	Canonical string
+}
+
+// Alternative is one alternative of a Request: its terms and the shared
+// resources the job reserves once if it is placed by this alternative.
+type Alternative struct {
+	Terms  []Term
+	Shared []cluster.SharedAmount
+}
+
+// Term is one compiled term (a simple requirement, or one `n*{...}` of a
+// compound one).
+type Term struct {
+	// Tasks is the term's fixed task count for a compound term, 0 for the
+	// single term of a simple requirement (whose task count is the job's).
+	Tasks   int
+	Select  *resreq.Select
+	Order   []int  // value-vector columns of order[] keys
+	Desc    []bool // per Order key: descending
+	PerSlot []cluster.ResAmount
+	Span    resreq.Span
+	Same    []int // value-vector columns of same[] attributes
+}
+
+// Compile resolves req against cluster c for a job of tasksMin..tasksMax
+// tasks. It fails (a BadRequest for the job) when an attribute or resource
+// is unknown, or when compound term counts do not add up to the task count:
+// a compound requirement needs a fixed task count (tasksMin == tasksMax)
+// equal to the sum of its terms' counts; an omitted last count takes the rest.
+func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int) (*Request, error) {
+	out := &Request{Canonical: req.String(), Alts: make([]Alternative, 0, len(req.Alternatives))}
+	schema := c.Schema()
+	for ai, alt := range req.Alternatives {
+		a := Alternative{Terms: make([]Term, len(alt.Terms))}
+		compound := len(alt.Terms) > 1 || alt.Terms[0].Count > 0
+		sum := 0
+		for ti, t := range alt.Terms {
+			ct := &a.Terms[ti]
+			sel, err := resreq.CompileSelect(t.Select, schema)
+			if err != nil {
+				return nil, err
+			}
+			ct.Select = sel
+			if ct.Order, ct.Desc, err = resreq.CompileOrder(t.Order, schema); err != nil {
+				return nil, err
+			}
+			ct.Span = t.Span
+			for _, name := range t.Same {
+				col, _, ok := schema.Lookup(name)
+				if !ok {
+					return nil, fmt.Errorf("same[]: unknown attribute %q", name)
+				}
+				ct.Same = append(ct.Same, col)
+			}
+			for _, ru := range t.Rusage {
+				if r, ok := c.ResourceByName(ru.Name); ok {
+					ct.PerSlot = append(ct.PerSlot, cluster.ResAmount{Res: r, Amount: ru.Value})
+				} else if sh, ok := c.SharedByName(ru.Name); ok {
+					a.Shared = addShared(a.Shared, sh, ru.Value)
+				} else {
+					return nil, fmt.Errorf("rusage[]: unknown resource %q", ru.Name)
+				}
+			}
+			if compound {
+				if t.Count == 0 && ti != len(alt.Terms)-1 {
+					return nil, fmt.Errorf("alternative %d: only the last compound term may omit its task count", ai+1)
+				}
+				ct.Tasks = t.Count
+				sum += t.Count
+			}
+		}
+		if compound {
+			if tasksMin != tasksMax {
+				return nil, fmt.Errorf("a compound requirement needs a fixed task count, not %d,%d", tasksMin, tasksMax)
+			}
+			last := &a.Terms[len(a.Terms)-1]
+			if last.Tasks == 0 {
+				last.Tasks = tasksMax - sum
+				sum = tasksMax
+				if last.Tasks < 1 {
+					return nil, fmt.Errorf("alternative %d: compound terms take %d tasks, leaving none of %d for the last term", ai+1, sum-last.Tasks, tasksMax)
+				}
+			}
+			if sum != tasksMax {
+				return nil, fmt.Errorf("alternative %d: compound terms ask for %d tasks, the job for %d", ai+1, sum, tasksMax)
+			}
+		}
+		out.Alts = append(out.Alts, a)
+	}
+	return out, nil
+}
+
+func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []cluster.SharedAmount {
+	for i := range s {
+		if s[i].Shared == id {
+			s[i].Amount += v
+			return s
+		}
+	}
+	return append(s, cluster.SharedAmount{Shared: id, Amount: v})
+}
+
+// Compound reports whether alternative a has fixed per-term task counts.
+func (a *Alternative) Compound() bool { return a.Terms[0].Tasks > 0 }

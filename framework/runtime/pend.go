@@ -1,0 +1,286 @@
+package runtime
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/resreq"
+)
+
+// pendBadRequest records that job's request can never run here.
+func (r *Runner) pendBadRequest(job *framework.Job, err error) {
+	job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1}
+	if err != nil {
+		job.Reasons.Note = err.Error()
+	}
+}
+
+// hostRank orders host reasons by how far the host got through the checks;
+// a host that fails every term keeps the reason of the term it got furthest
+// with.
+func hostRank(r framework.Reason) int {
+	switch r {
+	case framework.HostClosed, framework.HostUnavail:
+		return 0
+	case framework.HostSelect, framework.HostSame:
+		return 1
+	case framework.HostNotEnoughSlots:
+		return 2
+	case framework.HostNotEnoughResource:
+		return 3
+	case framework.HostLimit:
+		return 4
+	}
+	return 5
+}
+
+// pend chooses job's main reason and counts its host reasons after every
+// plan failed (docs/pending-reasons.md):
+//
+//  1. BadRequest when no alternative could run even on an empty cluster
+//     (more tasks than the queue's hosts have slots, span[hosts=1] larger
+//     than any host, more of a shared resource than exists);
+//  2. SharedResource when every alternative failed the shared prep;
+//  3. SameUnsatisfiable or SpanUnsatisfiable when, for some alternative,
+//     the hosts that can take tasks have enough capacity in total but the
+//     plans could not use it (same[] present or rejected: Same; else Span);
+//  4. NoHostMatch when no host can take a task for a reason other than
+//     its closed/unavailable state or select[];
+//  5. otherwise the capacity reason counted on the most hosts (slots,
+//     a resource, a limit; ties in that order), or, when every blocking
+//     host still has some room, what bounds that room.
+//
+// Host reasons say why a host cannot take even one task of any term of any
+// tried alternative; hosts that could take a task have none.
+func (r *Runner) pend(job *framework.Job, out outcome) {
+	pr := &job.Reasons
+	pr.Detail = -1
+	if note := r.neverFits(job); note != "" {
+		pr.Main, pr.Note = framework.BadRequest, note
+		return
+	}
+	if !out.tried && out.sharedUnmet {
+		pr.Main = framework.SharedResource
+		for _, alt := range job.Req.Alts {
+			for _, sh := range alt.Shared {
+				if sh.Amount > r.view.State.SharedFree(sh.Shared) && !slices.Contains(pr.Shared, int32(sh.Shared)) {
+					pr.Shared = append(pr.Shared, int32(sh.Shared))
+				}
+			}
+		}
+		pr.Detail = pr.Shared[0]
+		return
+	}
+	d := r.diagnose(job)
+	pr.Hosts = d.counts
+	switch {
+	case d.enough && (out.rejected || d.same):
+		pr.Main = framework.SameUnsatisfiable
+	case d.enough:
+		pr.Main = framework.SpanUnsatisfiable
+	case d.capacity == (reasonKey{}) && !d.anyUsable:
+		pr.Main = framework.NoHostMatch
+	case d.capacity != (reasonKey{}):
+		pr.Main, pr.Detail = mainOf(d.capacity.reason), d.capacity.detail
+	case d.bound >= 0:
+		pr.Main, pr.Detail = framework.NotEnoughResource, d.bound
+	default:
+		pr.Main = framework.NotEnoughSlots
+	}
+}
+
+func mainOf(host framework.Reason) framework.Reason {
+	switch host {
+	case framework.HostNotEnoughResource:
+		return framework.NotEnoughResource
+	case framework.HostLimit:
+		return framework.LimitReached
+	}
+	return framework.NotEnoughSlots
+}
+
+type reasonKey struct {
+	reason framework.Reason
+	detail int32
+}
+
+type diagnosis struct {
+	counts    []framework.HostReasonCount
+	capacity  reasonKey // most frequent capacity reason, zero if none
+	anyUsable bool      // some host can take a task of some term
+	enough    bool      // some alternative has enough capacity in total
+	same      bool      // that alternative has same[]
+	bound     int32     // resource that bounds usable hosts' room most often, -1 if none
+}
+
+// diagnose evaluates every host of the job's queue against every term of
+// the alternatives that passed shared prep, as if placing one task.
+func (r *Runner) diagnose(job *framework.Job) diagnosis {
+	c := r.view.Cluster
+	st := r.view.State
+	alts := make([]int, 0, len(job.Req.Alts))
+	var sums [][]int // per tried alternative, per term: total capacity
+	for ai := range job.Req.Alts {
+		if r.sharedFits(&job.Req.Alts[ai]) {
+			alts = append(alts, ai)
+			sums = append(sums, make([]int, len(job.Req.Alts[ai].Terms)))
+		}
+	}
+	d := diagnosis{bound: -1}
+	hosts := c.Queues[job.Spec.Queue].Hosts
+	n := len(c.Hosts)
+	if hosts != nil {
+		n = len(hosts)
+	}
+	var boundCount []int
+	for i := 0; i < n; i++ {
+		h := cluster.HostID(i)
+		if hosts != nil {
+			h = hosts[i]
+		}
+		best, usable := reasonKey{detail: -1}, false
+		for k, ai := range alts {
+			alt := &job.Req.Alts[ai]
+			for ti := range alt.Terms {
+				term := &alt.Terms[ti]
+				reason, detail := r.check(job, alt, term, 1, nil, h, false)
+				if reason == framework.None {
+					usable = true
+					capa := r.view.Capacity(h, term)
+					sums[k][ti] += capa
+					if res, ok := boundingResource(st, h, term, capa); ok {
+						boundCount = addCount(boundCount, int(res))
+					}
+					continue
+				}
+				if best.reason == framework.None || hostRank(reason) > hostRank(best.reason) {
+					best = reasonKey{reason, detail}
+				}
+			}
+		}
+		if usable {
+			d.anyUsable = true
+			continue
+		}
+		if best.reason != framework.None {
+			d.counts = addHostReason(d.counts, best)
+		}
+	}
+	for k, ai := range alts {
+		alt := &job.Req.Alts[ai]
+		ok := true
+		for ti := range alt.Terms {
+			need := alt.Terms[ti].Tasks
+			if need == 0 {
+				need = job.Spec.TasksMin
+			}
+			if sums[k][ti] < need {
+				ok = false
+			}
+		}
+		if ok {
+			d.enough = true
+			for ti := range alt.Terms {
+				d.same = d.same || len(alt.Terms[ti].Same) > 0
+			}
+		}
+	}
+	slices.SortFunc(d.counts, func(a, b framework.HostReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Hosts, a.Hosts), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
+	})
+	top := 0
+	for _, hc := range d.counts {
+		if hostRank(hc.Reason) >= 2 && hc.Hosts > top {
+			top, d.capacity = hc.Hosts, reasonKey{hc.Reason, hc.Detail}
+		}
+	}
+	most := 0
+	for res, cnt := range boundCount {
+		if cnt > most {
+			most, d.bound = cnt, int32(res)
+		}
+	}
+	return d
+}
+
+// boundingResource reports the per-slot resource that keeps host h's
+// capacity for term below its free slots, if any.
+func boundingResource(st *cluster.State, h cluster.HostID, term *framework.Term, capa int) (cluster.ResID, bool) {
+	if capa >= st.FreeSlots(h) {
+		return 0, false
+	}
+	for _, ru := range term.PerSlot {
+		if ru.Amount > 0 && float64(capa+1)*ru.Amount > st.Free(h, ru.Res) {
+			return ru.Res, true
+		}
+	}
+	return 0, false
+}
+
+func addCount(counts []int, i int) []int {
+	for len(counts) <= i {
+		counts = append(counts, 0)
+	}
+	counts[i]++
+	return counts
+}
+
+func addHostReason(counts []framework.HostReasonCount, k reasonKey) []framework.HostReasonCount {
+	for i := range counts {
+		if counts[i].Reason == k.reason && counts[i].Detail == k.detail {
+			counts[i].Hosts++
+			return counts
+		}
+	}
+	return append(counts, framework.HostReasonCount{Reason: k.reason, Detail: k.detail, Hosts: 1})
+}
+
+// neverFits returns why no alternative of job could run even on an empty
+// cluster, or "" when one could.
+func (r *Runner) neverFits(job *framework.Job) string {
+	c := r.view.Cluster
+	var why string
+	for _, alt := range job.Req.Alts {
+		why = ""
+		for _, sh := range alt.Shared {
+			if total := c.Shared[sh.Shared].Total; sh.Amount > total {
+				why = fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total)
+			}
+		}
+		total, largest := r.queueSlots(job.Spec.Queue)
+		need := 0
+		for ti := range alt.Terms {
+			t := &alt.Terms[ti]
+			n := t.Tasks
+			if n == 0 {
+				n = job.Spec.TasksMin
+			}
+			need += n
+			if t.Span.Kind == resreq.SpanHostsOne && n > largest {
+				why = fmt.Sprintf("span[hosts=1] needs %d slots on one host, the largest host has %d", n, largest)
+			}
+		}
+		if need > total {
+			why = fmt.Sprintf("needs %d slots, the queue's hosts have %d", need, total)
+		}
+		if why == "" {
+			return ""
+		}
+	}
+	return why
+}
+
+// queueSlots returns the total and the largest slot count of queue q's hosts.
+func (r *Runner) queueSlots(q cluster.QueueID) (total, largest int) {
+	c := r.view.Cluster
+	for h := range c.Hosts {
+		if c.QueueHasHost(q, cluster.HostID(h)) {
+			total += c.Hosts[h].Slots
+			largest = max(largest, c.Hosts[h].Slots)
+		}
+	}
+	return total, largest
+}

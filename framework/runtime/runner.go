@@ -1,0 +1,381 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+)
+
+// Runner is the framework runner: for one job at a time it walks the plans
+// an Allocator describes, claims one distinct host per bucket through the
+// prepare fan-out and the authoritative per-host check, rolls back a plan
+// that cannot be completed or that the allocator does not accept, and
+// commits the first complete plan through the Committer (DESIGN.md §3; the
+// seed design note's my_alloc()).
+//
+// A Runner is the only writer of its State. It keeps its buffers between
+// calls (claims grow with the largest plan seen), so it is not safe for
+// concurrent use.
+type Runner struct {
+	view      framework.View
+	committer framework.Committer
+	preparers []framework.Preparer
+
+	req    framework.AllocRequest
+	claims []framework.Claim
+	arena  []cluster.ResAmount // backing store of the claims' Res snapshots
+	mark   []uint32            // per host: the plan attempt that claimed it
+	// hostState is None for an open host, else HostClosed or HostUnavail.
+	hostState []framework.Reason
+	epoch  uint32
+	order  map[int][]cluster.HostID // per term of the job being placed, when it has order[]
+
+	// cursor is the host-walk position per equivalence class for the
+	// current cycle: every host before it is known not to fit a bucket of
+	// the class (state only shrinks within a cycle). Disabled when
+	// preparers could make a host's fit depend on the job (limits).
+	cursor map[cursorKey]int
+}
+
+type cursorKey struct {
+	req   *framework.Request
+	alt   int
+	term  int
+	slots int
+	queue cluster.QueueID
+}
+
+// NewRunner returns a runner over state s that commits through c and runs
+// the given preparers, in order, in every prepare fan-out.
+func NewRunner(s *cluster.State, committer framework.Committer, preparers ...framework.Preparer) *Runner {
+	c := s.Cluster()
+	hostState := make([]framework.Reason, len(c.Hosts))
+	for h := range c.Hosts {
+		switch c.Hosts[h].Status {
+		case cluster.HostClosed:
+			hostState[h] = framework.HostClosed
+		case cluster.HostUnavail:
+			hostState[h] = framework.HostUnavail
+		}
+	}
+	return &Runner{
+		view:      framework.View{Cluster: c, State: s},
+		hostState: hostState,
+		committer: committer,
+		preparers: preparers,
+		mark:      make([]uint32, len(c.Hosts)),
+		order:     map[int][]cluster.HostID{},
+		cursor:    map[cursorKey]int{},
+	}
+}
+
+// View returns the read-only view plugins plan against.
+func (r *Runner) View() *framework.View { return &r.view }
+
+// BeginCycle starts a new scheduling cycle: it forgets the host-walk
+// cursors, which are valid only while no resources are released.
+func (r *Runner) BeginCycle() { clear(r.cursor) }
+
+// Allocate tries to place job with allocator a. It returns true when the job
+// was placed: job.Alloc is then published and job.State is Running. It
+// returns false when the job pends: job.Reasons then holds one main reason
+// and the per-host reasons. A non-nil error means the committer failed;
+// every claim was rolled back and the state is exactly as before the call.
+func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, error) {
+	job.Reasons = framework.PendReasons{}
+	if job.Req == nil {
+		r.pendBadRequest(job, job.ReqErr)
+		return false, nil
+	}
+	it, err := a.Plans(job, &r.view)
+	if err != nil {
+		r.pendBadRequest(job, fmt.Errorf("%s: %w", a.Name(), err))
+		return false, nil
+	}
+	acceptor, _ := a.(framework.Acceptor)
+	clear(r.order)
+	var out outcome
+	sharedOK := make([]int8, len(job.Req.Alts)) // 0 unknown, 1 fits, -1 unmet
+	for plan, ok := it.Next(); ok; plan, ok = it.Next() {
+		alt := &job.Req.Alts[plan.Alt]
+		if sharedOK[plan.Alt] == 0 {
+			sharedOK[plan.Alt] = 1
+			if !r.sharedFits(alt) {
+				sharedOK[plan.Alt] = -1
+			}
+		}
+		if sharedOK[plan.Alt] < 0 {
+			out.sharedUnmet = true
+			continue
+		}
+		out.tried = true
+		if !r.tryPlan(job, plan, alt) {
+			continue
+		}
+		if acceptor != nil && !acceptor.Accepts(job, plan, r.claims, &r.view) {
+			out.rejected = true
+			r.rollback()
+			continue
+		}
+		if err := r.finalize(job, alt); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	r.pend(job, out)
+	return false, nil
+}
+
+// outcome is what a failed attempt saw, for choosing the main reason.
+type outcome struct {
+	tried       bool // some plan passed shared prep
+	sharedUnmet bool // some alternative failed shared prep
+	rejected    bool // Accepts rejected a complete plan
+}
+
+// sharedFits is the shared prep: every shared resource the alternative
+// needs has at least that much unreserved (total − committed − claimed this
+// cycle; the state's free amount is exactly that).
+func (r *Runner) sharedFits(alt *framework.Alternative) bool {
+	for _, sh := range alt.Shared {
+		if sh.Amount > r.view.State.SharedFree(sh.Shared) {
+			return false
+		}
+	}
+	return true
+}
+
+// tryPlan claims one host per bucket of plan, or rolls back and returns
+// false when a bucket finds no host.
+func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative) bool {
+	r.newAttempt()
+	stop := -1
+	for b, bk := range plan.Buckets {
+		term := &alt.Terms[bk.Term]
+		cands := r.candidates(job, bk.Term, term)
+		pins := plan.PinFor(bk.Term)
+		start, key, useCursor := 0, cursorKey{}, false
+		switch {
+		case b > 0 && plan.Buckets[b-1] == bk:
+			// Continue where the previous identical bucket stopped: every
+			// host before that point failed or is claimed by this plan.
+			start = stop + 1
+		case len(r.preparers) == 0 && len(pins) == 0 && term.Order == nil:
+			key = cursorKey{job.Req, plan.Alt, bk.Term, bk.Slots, job.Spec.Queue}
+			start, useCursor = r.cursor[key], true
+		}
+		pos, firstOpen := r.walk(job, alt, term, bk, b, pins, cands, start)
+		if useCursor {
+			r.cursor[key] = firstOpen
+		}
+		if pos < 0 {
+			r.rollback()
+			return false
+		}
+		stop = pos
+	}
+	return true
+}
+
+// walk looks for the first host from position start of cands (nil: all
+// hosts in order) that takes bucket bk, and claims it. It returns the
+// position of the claimed host (-1 if none) and the first position at or
+// after start whose host did not fail (claimed by this plan, or the one
+// chosen); hosts between start and it fail this bucket for every job of
+// the same class until resources are released.
+func (r *Runner) walk(job *framework.Job, alt *framework.Alternative, term *framework.Term, bk framework.Bucket, b int, pins []framework.Pin, cands []cluster.HostID, start int) (pos, firstOpen int) {
+	n := len(cands)
+	if cands == nil {
+		n = len(r.mark)
+	}
+	firstOpen = -1
+	for i := start; i < n; i++ {
+		h := cluster.HostID(i)
+		if cands != nil {
+			h = cands[i]
+		}
+		if r.mark[h] == r.epoch {
+			if firstOpen < 0 {
+				firstOpen = i
+			}
+			continue
+		}
+		if reason, _ := r.check(job, alt, term, bk.Slots, pins, h, cands == nil); reason != framework.None {
+			continue
+		}
+		r.claim(h, b)
+		if firstOpen < 0 {
+			firstOpen = i
+		}
+		return i, firstOpen
+	}
+	if firstOpen < 0 {
+		firstOpen = n
+	}
+	return -1, firstOpen
+}
+
+// check decides whether host h can take nslots tasks of term: the cheap
+// pre-filter, then the prepare fan-out that rebuilds the per-host request,
+// then the authoritative check of that request against the host's free
+// counters. It returns None, or the host reason and its detail (a resource
+// or limit number, -1 when the reason has none).
+func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *framework.Term, nslots int, pins []framework.Pin, h cluster.HostID, checkQueue bool) (framework.Reason, int32) {
+	if reason := r.hostState[h]; reason != framework.None {
+		return reason, -1
+	}
+	st := r.view.State
+	vals := st.HostVals(h)
+	// Pre-filter.
+	if checkQueue && !r.view.Cluster.QueueHasHost(job.Spec.Queue, h) {
+		return framework.HostSelect, -1
+	}
+	if vals[cluster.ColSlots] < float64(nslots) {
+		return framework.HostNotEnoughSlots, -1
+	}
+	for _, p := range pins {
+		if vals[p.Col] != p.Value {
+			return framework.HostSame, -1
+		}
+	}
+	if !term.Select.Match(vals) {
+		return framework.HostSelect, -1
+	}
+	// Prepare fan-out: a fresh per-host request for this candidate.
+	if reason, detail := r.prepare(job, alt, term, nslots, h); reason != framework.None {
+		return reason, detail
+	}
+	// Authoritative check.
+	if r.req.Host.Slots > st.FreeSlots(h) {
+		return framework.HostNotEnoughSlots, -1
+	}
+	for _, ra := range r.req.Host.Res {
+		if !(ra.Amount <= st.Free(h, ra.Res)) { // NaN: the host lacks the resource
+			return framework.HostNotEnoughResource, int32(ra.Res)
+		}
+	}
+	return framework.None, -1
+}
+
+// prepare rebuilds r.req for placing nslots tasks of term on host h and
+// runs every Preparer. It returns a preparer's veto, if any.
+func (r *Runner) prepare(job *framework.Job, alt *framework.Alternative, term *framework.Term, nslots int, h cluster.HostID) (framework.Reason, int32) {
+	q := &r.req
+	q.Job, q.Alt, q.Term = job, alt, term
+	q.NSlots, q.NHosts = nslots, 1
+	q.Host.Reset()
+	q.Host.Slots = nslots
+	for _, ru := range term.PerSlot {
+		q.Host.Add(ru.Res, ru.Amount*float64(nslots))
+	}
+	for _, p := range r.preparers {
+		if reason, detail := p.PrepareHost(q, h); reason != framework.None {
+			return reason, detail
+		}
+	}
+	return framework.None, -1
+}
+
+// newAttempt starts a plan attempt: no host is claimed by it yet.
+func (r *Runner) newAttempt() {
+	r.claims = r.claims[:0]
+	r.arena = r.arena[:0]
+	r.epoch++
+	if r.epoch == 0 { // wrapped: forget every old mark
+		clear(r.mark)
+		r.epoch = 1
+	}
+}
+
+// claim reserves the per-host request on h for bucket b and keeps a
+// snapshot of it, owned by the attempt until finalize or rollback.
+func (r *Runner) claim(h cluster.HostID, b int) {
+	lo := len(r.arena)
+	r.arena = append(r.arena, r.req.Host.Res...)
+	res := r.arena[lo:len(r.arena):len(r.arena)]
+	if len(res) == 0 {
+		res = nil
+	}
+	r.view.State.Reserve(h, r.req.Host.Slots, res)
+	r.claims = append(r.claims, framework.Claim{Bucket: b, HostAlloc: cluster.HostAlloc{Host: h, Slots: r.req.Host.Slots, Res: res}})
+	r.mark[h] = r.epoch
+}
+
+// rollback releases the attempt's claims in reverse order. It is
+// idempotent: the claims are gone afterwards.
+func (r *Runner) rollback() {
+	for i := len(r.claims) - 1; i >= 0; i-- {
+		c := &r.claims[i]
+		r.view.State.Release(c.Host, c.Slots, c.Res)
+		r.mark[c.Host] = 0
+	}
+	r.claims = r.claims[:0]
+	r.arena = r.arena[:0]
+}
+
+// finalize builds the JobAlloc in a local from the claims and the
+// alternative's shared needs, reserves the shared resources, writes it all
+// through one committer transaction and publishes it on the job only when
+// the commit succeeded. On any failure it aborts the transaction, releases
+// the shared resources, rolls back every claim and returns the error.
+func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error {
+	alloc := &cluster.JobAlloc{Hosts: make([]cluster.HostAlloc, len(r.claims))}
+	for i, c := range r.claims {
+		alloc.Hosts[i] = cluster.HostAlloc{Host: c.Host, Slots: c.Slots, Res: slices.Clone(c.Res)}
+	}
+	for _, sh := range alt.Shared {
+		if sh.Amount > 0 {
+			alloc.Shared = append(alloc.Shared, sh)
+		}
+	}
+	st := r.view.State
+	for _, sh := range alloc.Shared {
+		st.ReserveShared(sh.Shared, sh.Amount)
+	}
+	if err := r.commit(job, alloc); err != nil {
+		for _, sh := range alloc.Shared {
+			st.ReleaseShared(sh.Shared, sh.Amount)
+		}
+		r.rollback()
+		return fmt.Errorf("commit job %d: %w", job.Spec.ID, err)
+	}
+	// The state keeps the reservations; the claims are now the job's.
+	r.claims = r.claims[:0]
+	r.arena = r.arena[:0]
+	job.Alloc = alloc
+	job.State = framework.Running
+	return nil
+}
+
+func (r *Runner) commit(job *framework.Job, alloc *cluster.JobAlloc) error {
+	txn := r.committer.Begin(job)
+	for _, h := range alloc.Hosts {
+		if err := txn.PutHost(h); err != nil {
+			txn.Abort()
+			return err
+		}
+	}
+	for _, sh := range alloc.Shared {
+		if err := txn.PutShared(sh); err != nil {
+			txn.Abort()
+			return err
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		txn.Abort()
+		return err
+	}
+	return nil
+}
+
+// Release gives back everything a finished (or killed) job holds and marks
+// it Done. Only the owner of the cycle calls it, between cycles.
+func (r *Runner) Release(job *framework.Job) {
+	if job.Alloc == nil {
+		return
+	}
+	r.view.State.Give(job.Alloc)
+	job.State = framework.Done
+}
