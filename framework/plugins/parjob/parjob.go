@@ -1,0 +1,275 @@
+// Package parjob is the allocator for parallel jobs: it turns a job's task
+// count (min,max), span[], compound terms, alternatives and same[] into an
+// ordered sequence of plans (docs/allocation.md). It only describes plans;
+// the runner claims the hosts.
+package parjob
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/resreq"
+)
+
+// Name is the plugin's registry name.
+const Name = "parjob"
+
+// Plugin is the parjob allocator. It keeps scratch buffers between jobs, so
+// one Plugin serves one runner at a time.
+type Plugin struct {
+	it   iterator
+	hist []int // capacity histogram scratch
+}
+
+var (
+	_ framework.Allocator = (*Plugin)(nil)
+	_ framework.Acceptor  = (*Plugin)(nil)
+)
+
+// New returns a parjob allocator.
+func New() *Plugin { return &Plugin{} }
+
+// Name implements framework.Plugin.
+func (*Plugin) Name() string { return Name }
+
+// Plans implements framework.Allocator. The order is: alternatives in the
+// order written; within a simple alternative, task counts from max down to
+// min (a larger allocation is preferred); for each count, one plan per
+// distinct same[] value tuple (in host order of first appearance) when the
+// term has same[], else one plan. A compound alternative has one plan:
+// its terms' buckets in the order written. Buckets of a term are:
+//
+//   - span[hosts=1]: one bucket of all its tasks;
+//   - span[ptile=N]: buckets of N, then one of the remainder;
+//   - no span or span[hosts=-1]: sized from what each usable host can take
+//     now (free slots bounded by per-slot rusage), largest first, the last
+//     bucket taking the remainder. A count larger than the total capacity
+//     yields no plan; the largest count that fits comes first.
+func (p *Plugin) Plans(job *framework.Job, view *framework.View) (framework.PlanIterator, error) {
+	if job.Spec.TasksMin < 1 || job.Spec.TasksMax < job.Spec.TasksMin {
+		return nil, fmt.Errorf("bad task count %d,%d", job.Spec.TasksMin, job.Spec.TasksMax)
+	}
+	p.it = iterator{p: p, job: job, view: view, alt: -1, plan: p.it.plan}
+	return &p.it, nil
+}
+
+// Accepts implements framework.Acceptor: every term with same[] must have
+// all its hosts agree on each same[] attribute (NaN, an undefined value,
+// agrees with nothing).
+func (p *Plugin) Accepts(job *framework.Job, plan *framework.Plan, claims []framework.Claim, view *framework.View) bool {
+	alt := &job.Req.Alts[plan.Alt]
+	for ti := range alt.Terms {
+		for _, col := range alt.Terms[ti].Same {
+			first := true
+			var v float64
+			for _, c := range claims {
+				if plan.Buckets[c.Bucket].Term != ti {
+					continue
+				}
+				x := view.State.HostVals(c.Host)[col]
+				if x != x || (!first && x != v) {
+					return false
+				}
+				v, first = x, false
+			}
+		}
+	}
+	return true
+}
+
+// iterator generates plans lazily: state is the alternative, the task count
+// n (simple alternatives) and the same[] tuple index.
+type iterator struct {
+	p    *Plugin
+	job  *framework.Job
+	view *framework.View
+	plan framework.Plan
+
+	alt    int
+	n      int         // next task count to try, for a simple alternative
+	tuples [][]float64 // same[] value tuples of the current alternative
+	tuple  int
+}
+
+func (it *iterator) Next() (*framework.Plan, bool) {
+	for {
+		if it.alt < 0 || it.exhausted() {
+			if !it.nextAlt() {
+				return nil, false
+			}
+		}
+		if it.build() {
+			return &it.plan, true
+		}
+	}
+}
+
+func (it *iterator) req() *framework.Alternative { return &it.job.Req.Alts[it.alt] }
+
+// exhausted reports whether the current alternative has no plans left.
+func (it *iterator) exhausted() bool {
+	if it.req().Compound() {
+		return it.n == 0
+	}
+	return it.n < it.job.Spec.TasksMin
+}
+
+func (it *iterator) nextAlt() bool {
+	it.alt++
+	if it.alt >= len(it.job.Req.Alts) {
+		return false
+	}
+	alt := it.req()
+	it.n, it.tuple, it.tuples = it.job.Spec.TasksMax, 0, nil
+	if !alt.Compound() && len(alt.Terms[0].Same) > 0 {
+		it.tuples = sameTuples(it.view, it.job.Spec.Queue, &alt.Terms[0])
+		if len(it.tuples) == 0 {
+			it.n = 0 // no usable host: no plan
+		}
+	}
+	return true
+}
+
+// build fills it.plan with the next candidate and advances the state. It
+// returns false when the candidate is provably infeasible (skipped).
+func (it *iterator) build() bool {
+	alt := it.req()
+	it.plan.Alt = it.alt
+	it.plan.Buckets = it.plan.Buckets[:0]
+	it.plan.Pins = it.plan.Pins[:0]
+	if alt.Compound() {
+		it.n = 0
+		for ti := range alt.Terms {
+			if !it.termBuckets(ti, alt.Terms[ti].Tasks, nil) {
+				return false
+			}
+		}
+		return true
+	}
+	n := it.n
+	var pin []float64
+	if it.tuples != nil {
+		pin = it.tuples[it.tuple]
+		for k, col := range alt.Terms[0].Same {
+			it.plan.Pins = append(it.plan.Pins, framework.Pin{Term: 0, Col: col, Value: pin[k]})
+		}
+		if it.tuple++; it.tuple == len(it.tuples) {
+			it.tuple = 0
+			it.n--
+		}
+	} else {
+		it.n--
+	}
+	return it.termBuckets(0, n, pin)
+}
+
+// termBuckets appends the buckets of n tasks of term ti. pin restricts the
+// capacity count to hosts with those same[] values.
+func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
+	term := &it.req().Terms[ti]
+	add := func(slots, count int) {
+		for range count {
+			it.plan.Buckets = append(it.plan.Buckets, framework.Bucket{Slots: slots, Term: ti})
+		}
+	}
+	switch term.Span.Kind {
+	case resreq.SpanHostsOne:
+		add(n, 1)
+	case resreq.SpanPtile:
+		add(term.Span.Ptile, n/term.Span.Ptile)
+		if r := n % term.Span.Ptile; r > 0 {
+			add(r, 1)
+		}
+	default:
+		return it.spread(ti, term, n, pin, add)
+	}
+	return true
+}
+
+// spread sizes buckets for n tasks from the usable hosts' capacities,
+// largest first. For a simple alternative it lowers the next count to try
+// to the total capacity, so the first plan is the largest that fits.
+func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, add func(slots, count int)) bool {
+	hist := it.p.hist[:0]
+	total := 0
+	v := it.view
+	for h := range v.Cluster.Hosts {
+		id := cluster.HostID(h)
+		if v.Usable(id, it.job.Spec.Queue, term) != framework.None || !pinned(v, id, term, pin) {
+			continue
+		}
+		c := v.Capacity(id, term)
+		if c <= 0 {
+			continue
+		}
+		for len(hist) <= c {
+			hist = append(hist, 0)
+		}
+		hist[c]++
+		total += c
+	}
+	it.p.hist = hist
+	if !it.req().Compound() && it.tuples == nil && total < n {
+		// Skip straight to the largest count that fits.
+		if total < it.job.Spec.TasksMin {
+			it.n = 0
+			return false
+		}
+		n, it.n = total, total-1
+	}
+	if total < n {
+		return false
+	}
+	for c := len(hist) - 1; c > 0 && n > 0; c-- {
+		k := min(hist[c], n/c)
+		add(c, k)
+		n -= k * c
+		if n > 0 && n < c && hist[c] > k {
+			add(n, 1)
+			n = 0
+		}
+	}
+	if n > 0 { // the remainder goes to the next smaller capacity
+		add(n, 1)
+	}
+	return true
+}
+
+func pinned(v *framework.View, h cluster.HostID, term *framework.Term, pin []float64) bool {
+	if pin == nil {
+		return true
+	}
+	vals := v.State.HostVals(h)
+	for k, col := range term.Same {
+		if vals[col] != pin[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTuples lists the distinct same[] value tuples of the usable hosts,
+// in host order of first appearance. Hosts with an undefined (NaN) value
+// are left out: they can share no value.
+func sameTuples(v *framework.View, q cluster.QueueID, term *framework.Term) [][]float64 {
+	var out [][]float64
+	for h := range v.Cluster.Hosts {
+		id := cluster.HostID(h)
+		if v.Usable(id, q, term) != framework.None {
+			continue
+		}
+		vals := v.State.HostVals(id)
+		t := make([]float64, len(term.Same))
+		ok := true
+		for k, col := range term.Same {
+			t[k] = vals[col]
+			ok = ok && t[k] == t[k]
+		}
+		if ok && !slices.ContainsFunc(out, func(o []float64) bool { return slices.Equal(o, t) }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

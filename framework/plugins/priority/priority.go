@@ -1,0 +1,30 @@
+// Package priority is the default job picker: within a queue, jobs are
+// considered by submit time, then job ID (first come, first served; LSF's
+// default order within a queue).
+package priority
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/xce-sched/xce/framework"
+)
+
+// Name is the plugin's registry name.
+const Name = "priority"
+
+// Plugin is the priority picker.
+type Plugin struct{}
+
+var _ framework.Picker = Plugin{}
+
+// Name implements framework.Plugin.
+func (Plugin) Name() string { return Name }
+
+// Order implements framework.Picker: submit time ascending, then job ID.
+// (Queue priority orders queues before any picker runs.)
+func (Plugin) Order(jobs []*framework.Job) {
+	slices.SortStableFunc(jobs, func(a, b *framework.Job) int {
+		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
+	})
+}

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+)
+
+// MemCommitter is the in-memory committer used by `xce schedule` and the
+// simulator: it records each committed allocation by job ID. The cluster
+// State itself is kept by the runner; this is the record of who holds what.
+type MemCommitter struct {
+	allocs map[cluster.JobID]*cluster.JobAlloc
+	txn    memTxn
+}
+
+var _ framework.Committer = (*MemCommitter)(nil)
+
+// NewMemCommitter returns an empty in-memory committer.
+func NewMemCommitter() *MemCommitter {
+	return &MemCommitter{allocs: map[cluster.JobID]*cluster.JobAlloc{}}
+}
+
+// Begin implements framework.Committer. Only one transaction is open at a
+// time (the runner commits one job at a time).
+func (m *MemCommitter) Begin(job *framework.Job) framework.Txn {
+	m.txn = memTxn{m: m, id: job.Spec.ID, open: true}
+	return &m.txn
+}
+
+// Alloc returns the committed allocation of job id, or nil.
+func (m *MemCommitter) Alloc(id cluster.JobID) *cluster.JobAlloc { return m.allocs[id] }
+
+// Len returns the number of committed allocations.
+func (m *MemCommitter) Len() int { return len(m.allocs) }
+
+// Remove forgets job id's allocation (the job finished).
+func (m *MemCommitter) Remove(id cluster.JobID) { delete(m.allocs, id) }
+
+type memTxn struct {
+	m     *MemCommitter
+	id    cluster.JobID
+	alloc cluster.JobAlloc
+	open  bool
+}
+
+func (t *memTxn) PutHost(a cluster.HostAlloc) error {
+	t.alloc.Hosts = append(t.alloc.Hosts, a)
+	return nil
+}
+
+func (t *memTxn) PutShared(a cluster.SharedAmount) error {
+	t.alloc.Shared = append(t.alloc.Shared, a)
+	return nil
+}
+
+func (t *memTxn) Commit() error {
+	if t.open {
+		a := t.alloc
+		t.m.allocs[t.id] = &a
+		t.open = false
+	}
+	return nil
+}
+
+func (t *memTxn) Abort() { t.open = false }

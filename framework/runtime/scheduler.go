@@ -1,0 +1,216 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins/parjob"
+	"github.com/xce-sched/xce/framework/plugins/seqjob"
+)
+
+// Scheduler owns a cluster's state and jobs and runs scheduling cycles:
+// it orders the pending jobs (queue priority, then the queue's picker) and
+// feeds them to the runner under each queue's policy.
+type Scheduler struct {
+	Cluster   *cluster.Cluster
+	State     *cluster.State
+	Jobs      []*framework.Job // in the cluster's job order
+	Committer framework.Committer
+
+	runner  *Runner
+	seq     framework.Allocator
+	par     framework.Allocator
+	pickers []framework.Picker // per queue
+	order   []*framework.Job   // scratch: the cycle's picking order
+}
+
+// Options configures a Scheduler.
+type Options struct {
+	// Registry supplies the plugins by name: "seqjob", "parjob" and each
+	// queue's picker.
+	Registry framework.Registry
+	// Committer persists allocations; nil means a new MemCommitter.
+	Committer framework.Committer
+	// Preparers run in every prepare fan-out, in order.
+	Preparers []framework.Preparer
+}
+
+// New builds a scheduler for cluster c: it compiles every job's request
+// (jobs with the same requirement and task count share one compiled
+// Request), takes the allocations of jobs already running, and builds the
+// plugins from the registry. It fails when a plugin is missing or a queue
+// uses a policy this version does not implement.
+func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
+	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer}
+	if s.Committer == nil {
+		s.Committer = NewMemCommitter()
+	}
+	var err error
+	if s.seq, err = newAllocator(opts.Registry, seqjob.Name); err != nil {
+		return nil, err
+	}
+	if s.par, err = newAllocator(opts.Registry, parjob.Name); err != nil {
+		return nil, err
+	}
+	for _, q := range c.Queues {
+		switch q.Policy {
+		case cluster.PolicyFCFS, cluster.PolicyFirstFit, "":
+		default:
+			return nil, fmt.Errorf("queue %s: policy %q is not implemented yet (fcfs and firstfit are)", q.Name, q.Policy)
+		}
+		name := cmp.Or(q.Picker, "priority")
+		p, err := opts.Registry.New(name)
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
+		}
+		picker, ok := p.(framework.Picker)
+		if !ok {
+			return nil, fmt.Errorf("queue %s: plugin %s is not a picker", q.Name, name)
+		}
+		s.pickers = append(s.pickers, picker)
+	}
+	s.runner = NewRunner(s.State, s.Committer, opts.Preparers...)
+	type reqKey struct {
+		canonical string
+		min, max  int
+	}
+	compiled := map[reqKey]*framework.Job{}
+	for i := range c.Jobs {
+		spec := &c.Jobs[i]
+		job := &framework.Job{Spec: spec}
+		if spec.Req == nil {
+			job.ReqErr = fmt.Errorf("job %d has no parsed requirement", spec.ID)
+		} else {
+			key := reqKey{spec.Req.String(), spec.TasksMin, spec.TasksMax}
+			if prev, ok := compiled[key]; ok {
+				job.Req, job.ReqErr = prev.Req, prev.ReqErr
+			} else {
+				job.Req, job.ReqErr = framework.Compile(spec.Req, c, spec.TasksMin, spec.TasksMax)
+				compiled[key] = job
+			}
+		}
+		if len(spec.RunningOn) > 0 {
+			job.Alloc = c.RunningAlloc(spec)
+			if err := s.State.Fits(job.Alloc); err != nil {
+				return nil, fmt.Errorf("job %d: running allocation over-commits: %w", spec.ID, err)
+			}
+			s.State.Take(job.Alloc)
+			job.State = framework.Running
+			job.Start = spec.Start
+		}
+		s.Jobs = append(s.Jobs, job)
+	}
+	return s, nil
+}
+
+func newAllocator(reg framework.Registry, name string) (framework.Allocator, error) {
+	p, err := reg.New(name)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := p.(framework.Allocator)
+	if !ok {
+		return nil, fmt.Errorf("plugin %s is not an allocator", name)
+	}
+	return a, nil
+}
+
+// Runner returns the scheduler's runner.
+func (s *Scheduler) Runner() *Runner { return s.runner }
+
+// Cycle runs one scheduling cycle at time now (seconds): every pending job
+// submitted at or before now is considered, queues in priority order
+// (higher first, then configuration order), jobs within a queue in the
+// order of the queue's picker. A closed queue's jobs pend with QueueClosed.
+// Under fcfs, once a job of a queue pends, the queue's later jobs pend with
+// Priority; under firstfit, any job that fits starts. It returns the jobs
+// considered, in that order (each with its decision published on it), and
+// stops early with ctx's error when ctx is cancelled.
+func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, error) {
+	s.runner.BeginCycle()
+	s.order = s.order[:0]
+	for _, j := range s.Jobs {
+		if j.State == framework.Pending && j.Spec.Submit <= now {
+			s.order = append(s.order, j)
+		}
+	}
+	c := s.Cluster
+	slices.SortStableFunc(s.order, func(a, b *framework.Job) int {
+		qa, qb := &c.Queues[a.Spec.Queue], &c.Queues[b.Spec.Queue]
+		return cmp.Or(cmp.Compare(qb.Priority, qa.Priority), cmp.Compare(a.Spec.Queue, b.Spec.Queue))
+	})
+	for lo := 0; lo < len(s.order); {
+		q := s.order[lo].Spec.Queue
+		hi := lo
+		for hi < len(s.order) && s.order[hi].Spec.Queue == q {
+			hi++
+		}
+		s.pickers[q].Order(s.order[lo:hi])
+		lo = hi
+	}
+	blocked := make([]bool, len(c.Queues))
+	for i, job := range s.order {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return s.order[:i], err
+			}
+		}
+		q := &c.Queues[job.Spec.Queue]
+		switch {
+		case q.Closed:
+			job.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
+			continue
+		case blocked[job.Spec.Queue]:
+			job.Reasons = framework.PendReasons{Main: framework.Priority, Detail: -1}
+			continue
+		}
+		a := s.par
+		if seqjob.Handles(job) {
+			a = s.seq
+		}
+		placed, err := s.runner.Allocate(job, a)
+		if err != nil {
+			return s.order[:i+1], err
+		}
+		if placed {
+			job.Start = now
+		} else if q.Policy == cluster.PolicyFCFS {
+			blocked[job.Spec.Queue] = true
+		}
+	}
+	return s.order, nil
+}
+
+// ReasonDetail renders the detail of a reason (a resource, shared
+// resource or limit name) for job output.
+func (s *Scheduler) ReasonDetail(r framework.Reason, detail int32) string {
+	return DetailName(s.Cluster, r, detail)
+}
+
+// DetailName renders the detail of reason r: the name of the resource,
+// shared resource or limit it refers to, or "" when it has none.
+func DetailName(c *cluster.Cluster, r framework.Reason, detail int32) string {
+	if detail < 0 {
+		return ""
+	}
+	switch framework.DetailOf(r) {
+	case framework.DetailResource:
+		if int(detail) < len(c.Resources) {
+			return c.Resources[detail]
+		}
+	case framework.DetailShared:
+		if int(detail) < len(c.Shared) {
+			return c.Shared[detail].Name
+		}
+	case framework.DetailLimit:
+		if int(detail) < len(c.Limits) {
+			return c.Limits[detail].Name
+		}
+	}
+	return strconv.Itoa(int(detail))
+}
