@@ -300,7 +300,7 @@ func (c *compiler) logic(n *Binary) (cval, *Error) {
 		}
 		pos = firstPos(pos, v.pos)
 		if v.konst {
-			if v.kb != isAnd { // false in an &&, true in an ||: decides alone
+			if f(nil) != isAnd { // false in an &&, true in an ||: decides alone
 				// Keep compiling the rest to report its errors.
 				fs = append(fs, nil)
 			}
