@@ -1,0 +1,221 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// ScenarioError is an error in a scenario file (docs/scenario.md). Line and
+// Col are 1-based (Col counts characters, not bytes) and point at the
+// offending value, or at the key or the enclosing mapping when a required
+// field is missing; they are 0 when unknown. Path is the field path with
+// list indices, such as "hosts[3].slots" or "jobs[0].running_on.hostA"; it
+// is empty for YAML syntax errors and for errors about the whole file.
+type ScenarioError struct {
+	File      string
+	Line, Col int
+	Path      string
+	Msg       string
+
+	cause error // the underlying go-yaml or resreq error, if any
+}
+
+// Error returns "file:line:col: path: msg", leaving out the parts that are
+// empty or zero.
+func (e *ScenarioError) Error() string {
+	var b []byte
+	if e.File != "" {
+		b = append(b, e.File...)
+		b = append(b, ':')
+	}
+	if e.Line > 0 {
+		b = strconv.AppendInt(b, int64(e.Line), 10)
+		b = append(b, ':')
+		if e.Col > 0 {
+			b = strconv.AppendInt(b, int64(e.Col), 10)
+			b = append(b, ':')
+		}
+	}
+	if len(b) > 0 {
+		b = append(b, ' ')
+	}
+	if e.Path != "" {
+		b = append(b, e.Path...)
+		b = append(b, ": "...)
+	}
+	b = append(b, e.Msg...)
+	return string(b)
+}
+
+// Unwrap returns the go-yaml or resreq error that caused e, if any.
+func (e *ScenarioError) Unwrap() error { return e.cause }
+
+// Load reads and parses the scenario file at path; see Parse.
+func Load(path string) (*Cluster, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a scenario (docs/scenario.md) from data; file names it in
+// error messages. On success the Cluster is complete: Init has been called,
+// every Job.Req is parsed and the jobs keep their file order. Running jobs
+// have been checked not to over-commit any host or shared resource.
+//
+// On failure Parse returns the first error found as a *ScenarioError.
+// Sections are checked in the order hosts, shared, queues, limits, jobs
+// (whatever their order in the file), and within a section in file order;
+// the cross-checks of running jobs against each other come last. Parse never
+// panics, whatever data holds.
+func Parse(file string, data []byte) (*Cluster, error) {
+	l := &loader{file: file}
+	root, err := l.parseYAML(data)
+	if err != nil {
+		return nil, err
+	}
+	return l.load(root)
+}
+
+// bom is the UTF-8 byte order mark, which a file may start with.
+const bom = "\xef\xbb\xbf"
+
+// parseYAML checks the encoding, runs go-yaml's parser and returns the body
+// of the only document (nil for an empty file).
+func (l *loader) parseYAML(data []byte) (root ast.Node, err error) {
+	data = bytes.TrimPrefix(data, []byte(bom))
+	if !utf8.Valid(data) {
+		return nil, l.badUTF8(data)
+	}
+	defer func() {
+		// go-yaml is third-party code: make sure a bug there cannot crash
+		// the caller on malformed input.
+		if r := recover(); r != nil {
+			root, err = nil, &ScenarioError{File: l.file, Msg: fmt.Sprintf("YAML parser failed: %v", r)}
+		}
+	}()
+	// Duplicate keys are detected by the loader (with a field path).
+	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, l.yamlError(err)
+	}
+	var body ast.Node
+	for _, d := range f.Docs {
+		if d == nil || d.Body == nil {
+			continue
+		}
+		if body != nil {
+			return nil, l.errAt(d.Body, "", "the file holds more than one YAML document; a scenario is one document")
+		}
+		body = d.Body
+	}
+	if body != nil {
+		l.collectAnchors(body)
+	}
+	return body, nil
+}
+
+// badUTF8 reports the position of the first invalid UTF-8 byte.
+func (l *loader) badUTF8(data []byte) error {
+	line, col := 1, 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		if r == utf8.RuneError && size <= 1 {
+			return &ScenarioError{File: l.file, Line: line, Col: col,
+				Msg: fmt.Sprintf("invalid UTF-8 byte 0x%02x", data[0])}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		data = data[size:]
+	}
+	return &ScenarioError{File: l.file, Msg: "invalid UTF-8"}
+}
+
+// yamlError turns an error of go-yaml into a ScenarioError, keeping the
+// position of the offending token when go-yaml gives one.
+func (l *loader) yamlError(err error) error {
+	se := &ScenarioError{File: l.file, Msg: err.Error(), cause: err}
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		se.Msg = "YAML: " + ye.GetMessage()
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			se.Line, se.Col = tk.Position.Line, tk.Position.Column
+		}
+	}
+	return se
+}
+
+// load builds the Cluster from the document body.
+func (l *loader) load(root ast.Node) (*Cluster, error) {
+	top, err := l.fields(root, "", []string{"hosts", "shared", "queues", "limits", "jobs"})
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
+	l.c = c
+	if err := l.loadHosts(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadShared(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadQueues(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadLimits(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadJobs(top); err != nil {
+		return nil, err
+	}
+	if err := c.Init(); err != nil {
+		// The loader checks attribute names before Init; this is a
+		// safety net.
+		return nil, l.errAt(top.value("hosts"), "hosts", "%v", err)
+	}
+	if err := l.checkRunning(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkRunning takes the allocations of the running jobs, in file order,
+// from a fresh State and reports the first one that does not fit.
+func (l *loader) checkRunning() error {
+	c := l.c
+	s := NewState(c)
+	for i := range c.Jobs {
+		j := &c.Jobs[i]
+		if len(j.RunningOn) == 0 {
+			continue
+		}
+		a := c.RunningAlloc(j)
+		path := indexPath("jobs", i) + ".running_on"
+		for _, h := range a.Hosts {
+			for _, r := range h.Res {
+				if math.IsNaN(c.Hosts[h.Host].Capacity[r.Res]) {
+					return l.errAt(l.running[i], path, "host %s has no resource %s, which the job's rusage reserves",
+						c.Hosts[h.Host].Name, c.Resources[r.Res])
+				}
+			}
+		}
+		if err := s.Fits(a); err != nil {
+			return l.errAt(l.running[i], path, "over-commits the cluster: %v", err)
+		}
+		s.Take(a)
+	}
+	return nil
+}

@@ -1,0 +1,476 @@
+package cluster
+
+import (
+	"math"
+	"slices"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// This file loads the configuration sections of a scenario: hosts, shared,
+// queues and limits (docs/scenario.md).
+
+// item reads list item n as a mapping with the allowed fields; a null item
+// is an error.
+func (l *loader) item(n ast.Node, path string, allowed []string) (*fieldSet, error) {
+	fs, err := l.fields(n, path, allowed)
+	if err != nil {
+		return nil, err
+	}
+	if fs.node == nil {
+		return nil, l.errAt(n, path, "expected a mapping, got null")
+	}
+	return fs, nil
+}
+
+// nameField reads required name field of fs and checks its syntax.
+func (l *loader) nameField(fs *fieldSet) (string, ast.Node, error) {
+	if err := l.required(fs, "name"); err != nil {
+		return "", nil, err
+	}
+	path := fieldPath(fs.path, "name")
+	s, n, err := l.toStr(fs.m["name"].val, path)
+	if err == nil {
+		err = l.checkName(n, path, s)
+	}
+	return s, n, err
+}
+
+// defineAttr records that what defines select attribute name and fails
+// when something else already did (Init would refuse the clash).
+func (l *loader) defineAttr(n ast.Node, path, name, what string) error {
+	if prev, ok := l.attrs[name]; ok && prev != what {
+		return l.errAt(n, path, "attribute name %q (%s) is already taken by %s", name, what, prev)
+	}
+	l.attrs[name] = what
+	return nil
+}
+
+// hostResources is one host's resources section, in file order.
+type hostResources struct {
+	names []string
+	vals  []float64
+}
+
+func (l *loader) loadHosts(top *fieldSet) error {
+	c := l.c
+	items, seq, err := l.sequence(top.m["hosts"].val, "hosts")
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		at := top.node
+		if e, ok := top.m["hosts"]; ok {
+			at = orNode(seq, e.kn)
+		}
+		return l.errAt(at, "hosts", "at least one host is required")
+	}
+	l.hostIDs = map[string]HostID{}
+	l.resSeen = map[string]bool{}
+	l.attrs = map[string]string{}
+	for _, b := range []string{"slots", "maxslots", "type", "model", "hname"} {
+		l.attrs[b] = "the built-in attribute " + b
+	}
+	fields := []string{"name", "slots", "resources", "type", "model", "tags", "status"}
+	res := make([]hostResources, len(items))
+	for i, it := range items {
+		path := indexPath("hosts", i)
+		fs, err := l.item(it, path, fields)
+		if err != nil {
+			return err
+		}
+		name, nn, err := l.nameField(fs)
+		if err != nil {
+			return err
+		}
+		if first, dup := l.hostIDs[name]; dup {
+			return l.errAt(nn, fieldPath(path, "name"), "duplicate host name %q (first at %s)", name, indexPath("hosts", int(first)))
+		}
+		l.hostIDs[name] = HostID(i)
+		if err := l.required(fs, "slots"); err != nil {
+			return err
+		}
+		slots, err := l.intField(fs, "slots", 1, maxCount, 0)
+		if err != nil {
+			return err
+		}
+		h := Host{Name: name, Slots: int(slots)}
+		if res[i], err = l.hostResources(fs); err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"type", &h.Type}, {"model", &h.Model}} {
+			s, n, err := l.strField(fs, f.name, "")
+			if err == nil && s != "" {
+				err = l.checkName(n, fieldPath(path, f.name), s)
+			}
+			if err != nil {
+				return err
+			}
+			*f.dst = s
+		}
+		if h.Tags, err = l.hostTags(fs); err != nil {
+			return err
+		}
+		status, err := l.enumField(fs, "status", "ok", "ok", "closed", "unavail")
+		if err != nil {
+			return err
+		}
+		h.Status = map[string]HostStatus{"ok": HostOK, "closed": HostClosed, "unavail": HostUnavail}[status]
+		c.Hosts = append(c.Hosts, h)
+	}
+	for i := range c.Hosts {
+		h := &c.Hosts[i]
+		h.Capacity = make([]float64, len(c.Resources))
+		for r := range h.Capacity {
+			h.Capacity[r] = math.NaN()
+		}
+		for k, name := range res[i].names {
+			r := slices.Index(c.Resources, name)
+			h.Capacity[r] = res[i].vals[k]
+		}
+	}
+	return nil
+}
+
+// hostResources reads a host's resources map and adds new names to
+// c.Resources.
+func (l *loader) hostResources(fs *fieldSet) (hostResources, error) {
+	var hr hostResources
+	e, ok := fs.m["resources"]
+	if !ok {
+		return hr, nil
+	}
+	es, _, err := l.mapping(e.val, e.path)
+	if err != nil {
+		return hr, err
+	}
+	for _, re := range es {
+		if err := l.checkIdent(re.kn, re.path, re.key); err != nil {
+			return hr, err
+		}
+		if !l.resSeen[re.key] {
+			what := "resource " + quote(re.key)
+			if err := l.defineAttr(re.kn, re.path, re.key, what); err != nil {
+				return hr, err
+			}
+			if err := l.defineAttr(re.kn, re.path, "max"+re.key, "the total of "+what); err != nil {
+				return hr, err
+			}
+			l.resSeen[re.key] = true
+			l.c.Resources = append(l.c.Resources, re.key)
+		}
+		v, err := l.toNum(re.val, re.path)
+		if err != nil {
+			return hr, err
+		}
+		hr.names = append(hr.names, re.key)
+		hr.vals = append(hr.vals, v)
+	}
+	return hr, nil
+}
+
+// hostTags reads a host's tags list.
+func (l *loader) hostTags(fs *fieldSet) ([]string, error) {
+	e, ok := fs.m["tags"]
+	if !ok {
+		return nil, nil
+	}
+	items, _, err := l.sequence(e.val, e.path)
+	if err != nil {
+		return nil, err
+	}
+	var tags []string
+	for k, it := range items {
+		path := indexPath(e.path, k)
+		t, n, err := l.toStr(it, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.checkIdent(n, path, t); err != nil {
+			return nil, err
+		}
+		if slices.Contains(tags, t) {
+			return nil, l.errAt(n, path, "duplicate tag %q", t)
+		}
+		if err := l.defineAttr(n, path, t, "tag "+quote(t)); err != nil {
+			return nil, err
+		}
+		tags = append(tags, t)
+	}
+	return tags, nil
+}
+
+func (l *loader) loadShared(top *fieldSet) error {
+	e, ok := top.m["shared"]
+	if !ok {
+		return nil
+	}
+	es, _, err := l.mapping(e.val, e.path)
+	if err != nil {
+		return err
+	}
+	for _, se := range es {
+		if err := l.checkIdent(se.kn, se.path, se.key); err != nil {
+			return err
+		}
+		if l.resSeen[se.key] {
+			return l.errAt(se.kn, se.path, "%q is already a host resource; a shared resource needs another name", se.key)
+		}
+		v, err := l.toNum(se.val, se.path)
+		if err != nil {
+			return err
+		}
+		l.c.Shared = append(l.c.Shared, Shared{Name: se.key, Total: v})
+	}
+	return nil
+}
+
+func (l *loader) loadQueues(top *fieldSet) error {
+	c := l.c
+	l.queueIDs = map[string]QueueID{}
+	items, seq, err := l.sequence(top.m["queues"].val, "queues")
+	if err != nil {
+		return err
+	}
+	if seq == nil {
+		c.Queues = []Queue{{Name: "normal", Policy: PolicyFirstFit, Picker: "priority"}}
+		l.queueIDs["normal"] = 0
+		return nil
+	}
+	if len(items) == 0 {
+		return l.errAt(seq, "queues", "must not be empty (leave the section out for the default queue)")
+	}
+	fields := []string{"name", "priority", "policy", "picker", "status", "hosts"}
+	for i, it := range items {
+		path := indexPath("queues", i)
+		fs, err := l.item(it, path, fields)
+		if err != nil {
+			return err
+		}
+		name, nn, err := l.nameField(fs)
+		if err != nil {
+			return err
+		}
+		if first, dup := l.queueIDs[name]; dup {
+			return l.errAt(nn, fieldPath(path, "name"), "duplicate queue name %q (first at %s)", name, indexPath("queues", int(first)))
+		}
+		l.queueIDs[name] = QueueID(i)
+		q := Queue{Name: name}
+		prio, err := l.intField(fs, "priority", -maxPriority, maxPriority, 0)
+		if err != nil {
+			return err
+		}
+		q.Priority = int(prio)
+		policy, err := l.enumField(fs, "policy", "firstfit", "fcfs", "firstfit", "easy", "conservative")
+		if err != nil {
+			return err
+		}
+		q.Policy = Policy(policy)
+		if q.Picker, err = l.enumField(fs, "picker", "priority", "priority", "fairshare"); err != nil {
+			return err
+		}
+		status, err := l.enumField(fs, "status", "open", "open", "closed")
+		if err != nil {
+			return err
+		}
+		q.Closed = status == "closed"
+		if e, ok := fs.m["hosts"]; ok && l.has(fs, "hosts") {
+			names, n, err := l.nameList(e.val, e.path, "host", l.hostExists, "")
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 {
+				return l.errAt(n, e.path, "must not be empty (leave it out for every host)")
+			}
+			for _, h := range names {
+				q.Hosts = append(q.Hosts, l.hostIDs[h])
+			}
+			slices.Sort(q.Hosts)
+		}
+		c.Queues = append(c.Queues, q)
+	}
+	return nil
+}
+
+func (l *loader) hostExists(s string) bool {
+	_, ok := l.hostIDs[s]
+	return ok
+}
+
+func (l *loader) queueExists(s string) bool {
+	_, ok := l.queueIDs[s]
+	return ok
+}
+
+// nameList reads a list of distinct names; what names their kind in
+// messages, exists, if not nil, says which names are known, and reserved,
+// if not empty, is a keyword that may not appear in the list.
+func (l *loader) nameList(n ast.Node, path, what string, exists func(string) bool, reserved string) ([]string, ast.Node, error) {
+	items, seq, err := l.sequence(n, path)
+	if err != nil {
+		return nil, seq, err
+	}
+	var names []string
+	for k, it := range items {
+		p := indexPath(path, k)
+		s, sn, err := l.toStr(it, p)
+		if err == nil {
+			err = l.checkName(sn, p, s)
+		}
+		if err != nil {
+			return nil, seq, err
+		}
+		if reserved != "" && s == reserved {
+			return nil, seq, l.errAt(sn, p, "%q inside a list is ambiguous; write %s without brackets", s, s)
+		}
+		if exists != nil && !exists(s) {
+			return nil, seq, l.errAt(sn, p, "unknown %s %q", what, s)
+		}
+		if slices.Contains(names, s) {
+			return nil, seq, l.errAt(sn, p, "%s %q is listed twice", what, s)
+		}
+		names = append(names, s)
+	}
+	return names, seq, nil
+}
+
+func (l *loader) loadLimits(top *fieldSet) error {
+	items, _, err := l.sequence(top.m["limits"].val, "limits")
+	if err != nil {
+		return err
+	}
+	fields := []string{"name", "users", "queues", "hosts", "projects",
+		"per_user", "per_queue", "per_host", "per_project", "slots", "jobs", "mem", "resources"}
+	names := map[string]int{}
+	for i, it := range items {
+		path := indexPath("limits", i)
+		fs, err := l.item(it, path, fields)
+		if err != nil {
+			return err
+		}
+		name, nn, err := l.nameField(fs)
+		if err != nil {
+			return err
+		}
+		if first, dup := names[name]; dup {
+			return l.errAt(nn, fieldPath(path, "name"), "duplicate limit name %q (first at %s)", name, indexPath("limits", first))
+		}
+		names[name] = i
+		lim := Limit{Name: name}
+		for _, d := range []struct {
+			field, what string
+			dst         *Consumers
+			exists      func(string) bool
+		}{
+			{"users", "user", &lim.Users, nil},
+			{"queues", "queue", &lim.Queues, l.queueExists},
+			{"hosts", "host", &lim.Hosts, l.hostExists},
+			{"projects", "project", &lim.Projects, nil},
+		} {
+			if *d.dst, err = l.consumers(fs, d.field, "per_"+d.what, d.what, d.exists); err != nil {
+				return err
+			}
+		}
+		slots, err := l.intField(fs, "slots", 0, maxCount, -1)
+		if err != nil {
+			return err
+		}
+		jobs, err := l.intField(fs, "jobs", 0, maxCount, -1)
+		if err != nil {
+			return err
+		}
+		lim.Slots, lim.Jobs = int(slots), int(jobs)
+		if lim.Resources, err = l.limitResources(fs); err != nil {
+			return err
+		}
+		if lim.Slots < 0 && lim.Jobs < 0 && len(lim.Resources) == 0 {
+			return l.errAt(fs.node, path, "a limit needs at least one of slots, jobs, mem, resources")
+		}
+		l.c.Limits = append(l.c.Limits, lim)
+	}
+	return nil
+}
+
+// consumers reads one consumer dimension of a limit: field (e.g. users) or
+// perField (per_user), each "all" or a list of names.
+func (l *loader) consumers(fs *fieldSet, field, perField, what string, exists func(string) bool) (Consumers, error) {
+	var c Consumers
+	has, hasPer := l.has(fs, field), l.has(fs, perField)
+	if has && hasPer {
+		e := fs.m[perField]
+		return c, l.errAt(e.val, e.path, "cannot be combined with %s (give one of them)", field)
+	}
+	if !has && !hasPer {
+		return c, nil
+	}
+	e := fs.m[field]
+	if hasPer {
+		e = fs.m[perField]
+		c.PerConsumer = true
+	}
+	r, _, err := l.resolve(e.val, e.path)
+	if err != nil {
+		return c, err
+	}
+	if s, ok := r.(*ast.StringNode); ok {
+		if s.Value != "all" {
+			return c, l.errAt(r, e.path, "expected \"all\" or a list of %s names, got string %q", what, s.Value)
+		}
+		c.All = true
+		return c, nil
+	}
+	names, n, err := l.nameList(e.val, e.path, what, exists, "all")
+	if err != nil {
+		return c, err
+	}
+	if len(names) == 0 {
+		return c, l.errAt(n, e.path, "must not be empty")
+	}
+	c.Names = names
+	return c, nil
+}
+
+// limitResources reads a limit's mem and resources fields.
+func (l *loader) limitResources(fs *fieldSet) ([]LimitResource, error) {
+	var out []LimitResource
+	if e, ok := fs.m["mem"]; ok && l.has(fs, "mem") {
+		v, err := l.toNum(e.val, e.path)
+		if err != nil {
+			return nil, err
+		}
+		if !l.resSeen["mem"] {
+			return nil, l.errAt(e.val, e.path, "no host has a mem resource")
+		}
+		out = append(out, LimitResource{"mem", v})
+	}
+	e, ok := fs.m["resources"]
+	if !ok {
+		return out, nil
+	}
+	es, _, err := l.mapping(e.val, e.path)
+	if err != nil {
+		return nil, err
+	}
+	for _, re := range es {
+		if !l.resSeen[re.key] && !l.sharedExists(re.key) {
+			return nil, l.errAt(re.kn, re.path, "%q is neither a host resource nor a shared resource", re.key)
+		}
+		if re.key == "mem" && len(out) > 0 && out[0].Name == "mem" {
+			return nil, l.errAt(re.kn, re.path, "mem is already limited by the mem field")
+		}
+		v, err := l.toNum(re.val, re.path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LimitResource{re.key, v})
+	}
+	return out, nil
+}
+
+func (l *loader) sharedExists(s string) bool {
+	_, ok := l.c.SharedByName(s)
+	return ok
+}

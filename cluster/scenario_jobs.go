@@ -1,0 +1,217 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/xce-sched/xce/resreq"
+)
+
+// This file loads the jobs section of a scenario (docs/scenario.md).
+
+// Defaults of job fields.
+const (
+	// DefaultUser is the user of a job that names none.
+	DefaultUser = "nobody"
+	// DefaultProject is the project of a job that names none.
+	DefaultProject = "default"
+)
+
+func (l *loader) loadJobs(top *fieldSet) error {
+	items, _, err := l.sequence(top.m["jobs"].val, "jobs")
+	if err != nil {
+		return err
+	}
+	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
+		"resreq", "runtime", "estimate", "running_on", "start"}
+	ids := map[JobID]int{}
+	l.running = map[int]ast.Node{}
+	l.c.Jobs = make([]Job, 0, len(items))
+	for i, it := range items {
+		path := indexPath("jobs", i)
+		fs, err := l.item(it, path, fields)
+		if err != nil {
+			return err
+		}
+		if err := l.required(fs, "id"); err != nil {
+			return err
+		}
+		id, err := l.intField(fs, "id", 0, math.MaxInt64, 0)
+		if err != nil {
+			return err
+		}
+		if first, dup := ids[JobID(id)]; dup {
+			return l.errAt(fs.value("id"), fieldPath(path, "id"), "duplicate job id %d (first at %s)", id, indexPath("jobs", first))
+		}
+		ids[JobID(id)] = i
+		j, err := l.job(fs, JobID(id))
+		if err != nil {
+			return err
+		}
+		l.c.Jobs = append(l.c.Jobs, j)
+	}
+	return nil
+}
+
+// job reads the fields of one job but its id.
+func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
+	j := Job{ID: id}
+	var err error
+	for _, f := range []struct {
+		name, def string
+		dst       *string
+	}{{"user", DefaultUser, &j.User}, {"project", DefaultProject, &j.Project}} {
+		s, n, err := l.strField(fs, f.name, f.def)
+		if err == nil {
+			err = l.checkName(n, fieldPath(fs.path, f.name), s)
+		}
+		if err != nil {
+			return j, err
+		}
+		*f.dst = s
+	}
+	if l.has(fs, "queue") {
+		name, n, err := l.strField(fs, "queue", "")
+		if err != nil {
+			return j, err
+		}
+		q, ok := l.queueIDs[name]
+		if !ok {
+			return j, l.errAt(n, fieldPath(fs.path, "queue"), "unknown queue %q", name)
+		}
+		j.Queue = q
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"submit", &j.Submit}, {"runtime", &j.Runtime}, {"estimate", &j.Estimate}} {
+		if *f.dst, err = l.intField(fs, f.name, 0, maxTime, 0); err != nil {
+			return j, err
+		}
+	}
+	if j.TasksMin, j.TasksMax, err = l.tasks(fs); err != nil {
+		return j, err
+	}
+	rs, rn, err := l.strField(fs, "resreq", "")
+	if err != nil {
+		return j, err
+	}
+	j.ResReq = rs
+	if j.Req, err = resreq.Parse(rs); err != nil {
+		se := l.errAt(rn, fieldPath(fs.path, "resreq"), "%v", err)
+		se.cause = err
+		return j, se
+	}
+	if err := l.runningOn(fs, &j); err != nil {
+		return j, err
+	}
+	if l.has(fs, "start") {
+		e := fs.m["start"]
+		if j.RunningOn == nil {
+			return j, l.errAt(e.val, e.path, "only a running job (with running_on) has a start time")
+		}
+		if j.Start, err = l.toInt(e.val, e.path, 0, maxTime); err != nil {
+			return j, err
+		}
+		if j.Start < j.Submit {
+			return j, l.errAt(e.val, e.path, "must be >= submit (%d), got %d", j.Submit, j.Start)
+		}
+	} else if j.RunningOn != nil {
+		j.Start = j.Submit
+	}
+	return j, nil
+}
+
+// tasks reads a job's task count: n, "n" or "min,max" (default 1).
+func (l *loader) tasks(fs *fieldSet) (lo, hi int, err error) {
+	e, ok := fs.m["tasks"]
+	if !ok || !l.has(fs, "tasks") {
+		return 1, 1, nil
+	}
+	r, str, err := l.resolve(e.val, e.path)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, isInt := r.(*ast.IntegerNode); isInt && !str {
+		n, err := l.toInt(e.val, e.path, 1, maxCount)
+		return int(n), int(n), err
+	}
+	s, sn, err := l.toStr(e.val, e.path)
+	if err != nil {
+		return 0, 0, l.errAt(r, e.path, "expected a task count n or \"min,max\", got %s", kind(r))
+	}
+	bad := func(format string, args ...any) error {
+		return l.errAt(sn, e.path, "%q: %s", s, fmt.Sprintf(format, args...))
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return 0, 0, bad("expected \"n\" or \"min,max\"")
+	}
+	var v [2]int
+	for k, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return 0, 0, bad("expected \"n\" or \"min,max\" with whole numbers")
+		}
+		n, perr := strconv.Atoi(p)
+		if perr != nil || n > maxCount {
+			return 0, 0, bad("task counts must be <= %d", maxCount)
+		}
+		v[k] = n
+	}
+	if len(parts) == 1 {
+		v[1] = v[0]
+	}
+	if v[0] < 1 {
+		return 0, 0, bad("task counts must be >= 1")
+	}
+	if v[1] < v[0] {
+		return 0, 0, bad("min %d is greater than max %d", v[0], v[1])
+	}
+	return v[0], v[1], nil
+}
+
+// runningOn reads a job's running_on map into j.RunningOn (host order).
+func (l *loader) runningOn(fs *fieldSet, j *Job) error {
+	e, ok := fs.m["running_on"]
+	if !ok {
+		return nil
+	}
+	es, mn, err := l.mapping(e.val, e.path)
+	if err != nil || mn == nil {
+		return err
+	}
+	if len(es) == 0 {
+		return l.errAt(mn, e.path, "must not be empty (leave it out for a pending job)")
+	}
+	total := 0
+	for _, re := range es {
+		h, ok := l.hostIDs[re.key]
+		if !ok {
+			return l.errAt(re.kn, re.path, "unknown host %q", re.key)
+		}
+		n, err := l.toInt(re.val, re.path, 1, maxCount)
+		if err != nil {
+			return err
+		}
+		j.RunningOn = append(j.RunningOn, HostSlots{Host: h, Slots: int(n)})
+		total += int(n)
+	}
+	slices.SortFunc(j.RunningOn, func(a, b HostSlots) int { return int(a.Host) - int(b.Host) })
+	if total < j.TasksMin || total > j.TasksMax {
+		return l.errAt(mn, e.path, "holds %d slots in total, outside the job's tasks %s", total, taskRange(j))
+	}
+	l.running[len(l.c.Jobs)] = mn
+	return nil
+}
+
+func taskRange(j *Job) string {
+	if j.TasksMin == j.TasksMax {
+		return strconv.Itoa(j.TasksMin)
+	}
+	return fmt.Sprintf("%d,%d", j.TasksMin, j.TasksMax)
+}
