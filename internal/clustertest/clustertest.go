@@ -1,0 +1,92 @@
+// Package clustertest builds small clusters and jobs in code for tests,
+// without going through a scenario file.
+package clustertest
+
+import (
+	"math"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/resreq"
+)
+
+// Host describes a test host. Mem < 0 means the host has no mem resource;
+// 0 is a host with mem defined as 0 MB.
+type Host struct {
+	Name   string
+	Slots  int
+	Mem    float64
+	Type   string
+	Model  string
+	Tags   []string
+	Status cluster.HostStatus
+}
+
+// Job describes a test job: Tasks is min and max (max 0 means max = min).
+type Job struct {
+	ID       cluster.JobID
+	User     string
+	Queue    string
+	Submit   int64
+	Min, Max int
+	ResReq   string
+	Running  map[string]int
+}
+
+// Spec is a whole test cluster. Queues default to one "normal" firstfit
+// queue.
+type Spec struct {
+	Hosts  []Host
+	Shared []cluster.Shared
+	Queues []cluster.Queue
+	Jobs   []Job
+}
+
+// Build assembles and initialises the cluster. It panics on a bad spec or
+// resreq: specs are test code.
+func Build(s Spec) *cluster.Cluster {
+	c := &cluster.Cluster{Shared: s.Shared, Queues: s.Queues}
+	if len(c.Queues) == 0 {
+		c.Queues = []cluster.Queue{{Name: "normal", Policy: cluster.PolicyFirstFit}}
+	}
+	hasMem := false
+	for _, h := range s.Hosts {
+		hasMem = hasMem || h.Mem >= 0
+	}
+	if hasMem {
+		c.Resources = []string{"mem"}
+	}
+	for _, h := range s.Hosts {
+		host := cluster.Host{Name: h.Name, Slots: h.Slots, Type: h.Type, Model: h.Model, Tags: h.Tags, Status: h.Status}
+		if hasMem {
+			host.Capacity = []float64{h.Mem}
+			if h.Mem < 0 {
+				host.Capacity[0] = math.NaN()
+			}
+		}
+		c.Hosts = append(c.Hosts, host)
+	}
+	if err := c.Init(); err != nil {
+		panic(err)
+	}
+	for _, j := range s.Jobs {
+		req, err := resreq.Parse(j.ResReq)
+		if err != nil {
+			panic(err)
+		}
+		job := cluster.Job{ID: j.ID, User: j.User, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1), ResReq: j.ResReq, Req: req}
+		if j.Queue != "" {
+			q, ok := c.QueueByName(j.Queue)
+			if !ok {
+				panic("unknown queue " + j.Queue)
+			}
+			job.Queue = q
+		}
+		for h := range c.Hosts {
+			if n := j.Running[c.Hosts[h].Name]; n > 0 {
+				job.RunningOn = append(job.RunningOn, cluster.HostSlots{Host: cluster.HostID(h), Slots: n})
+			}
+		}
+		c.Jobs = append(c.Jobs, job)
+	}
+	return c
+}
