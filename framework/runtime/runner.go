@@ -99,6 +99,10 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	var out outcome
 	sharedOK := make([]int8, len(job.Req.Alts)) // 0 unknown, 1 fits, -1 unmet
 	for plan, ok := it.Next(); ok; plan, ok = it.Next() {
+		if bad := badPlan(job, plan); bad != "" {
+			r.pendBadRequest(job, fmt.Errorf("allocator %s: %s", a.Name(), bad))
+			return false, nil
+		}
 		alt := &job.Req.Alts[plan.Alt]
 		if sharedOK[plan.Alt] == 0 {
 			sharedOK[plan.Alt] = 1
@@ -126,6 +130,23 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	}
 	r.pend(job, out)
 	return false, nil
+}
+
+// badPlan returns why plan is malformed (a plugin bug), or "".
+func badPlan(job *framework.Job, plan *framework.Plan) string {
+	if plan.Alt < 0 || plan.Alt >= len(job.Req.Alts) {
+		return fmt.Sprintf("plan names alternative %d of %d", plan.Alt, len(job.Req.Alts))
+	}
+	if len(plan.Buckets) == 0 {
+		return "empty plan"
+	}
+	nterms := len(job.Req.Alts[plan.Alt].Terms)
+	for _, b := range plan.Buckets {
+		if b.Slots < 1 || b.Term < 0 || b.Term >= nterms {
+			return fmt.Sprintf("bad bucket %+v", b)
+		}
+	}
+	return ""
 }
 
 // outcome is what a failed attempt saw, for choosing the main reason.

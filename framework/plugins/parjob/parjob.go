@@ -95,13 +95,14 @@ type iterator struct {
 
 func (it *iterator) Next() (*framework.Plan, bool) {
 	for {
-		if it.alt < 0 || it.exhausted() {
-			if !it.nextAlt() {
-				return nil, false
+		if it.alt >= 0 && !it.exhausted() {
+			if it.build() {
+				return &it.plan, true
 			}
+			continue
 		}
-		if it.build() {
-			return &it.plan, true
+		if !it.nextAlt() {
+			return nil, false
 		}
 	}
 }
