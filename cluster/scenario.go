@@ -79,7 +79,7 @@ func Load(path string) (*Cluster, error) {
 // the cross-checks of running jobs against each other come last. Parse never
 // panics, whatever data holds.
 func Parse(file string, data []byte) (*Cluster, error) {
-	l := &loader{file: file}
+	l := &loader{file: file, budget: 1_000_000 + 10*len(data)}
 	root, err := l.parseYAML(data)
 	if err != nil {
 		return nil, err

@@ -66,7 +66,7 @@ func (l *loader) loadHosts(top *fieldSet) error {
 		return l.errAt(at, "hosts", "at least one host is required")
 	}
 	l.hostIDs = map[string]HostID{}
-	l.resSeen = map[string]bool{}
+	l.resIDs = map[string]ResID{}
 	l.attrs = map[string]string{}
 	for _, b := range []string{"slots", "maxslots", "type", "model", "hname"} {
 		l.attrs[b] = "the built-in attribute " + b
@@ -121,6 +121,17 @@ func (l *loader) loadHosts(top *fieldSet) error {
 		h.Status = map[string]HostStatus{"ok": HostOK, "closed": HostClosed, "unavail": HostUnavail}[status]
 		c.Hosts = append(c.Hosts, h)
 	}
+	tags := map[string]bool{}
+	for _, h := range c.Hosts {
+		for _, t := range h.Tags {
+			tags[t] = true
+		}
+	}
+	cols := 5 + 2*len(c.Resources) + len(tags)
+	if len(c.Hosts)*cols > maxStateVals {
+		return l.errAt(top.m["hosts"].val, "hosts", "too large: %d hosts × %d attribute columns exceed %d values",
+			len(c.Hosts), cols, maxStateVals)
+	}
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		h.Capacity = make([]float64, len(c.Resources))
@@ -128,8 +139,7 @@ func (l *loader) loadHosts(top *fieldSet) error {
 			h.Capacity[r] = math.NaN()
 		}
 		for k, name := range res[i].names {
-			r := slices.Index(c.Resources, name)
-			h.Capacity[r] = res[i].vals[k]
+			h.Capacity[l.resIDs[name]] = res[i].vals[k]
 		}
 	}
 	return nil
@@ -151,7 +161,7 @@ func (l *loader) hostResources(fs *fieldSet) (hostResources, error) {
 		if err := l.checkIdent(re.kn, re.path, re.key); err != nil {
 			return hr, err
 		}
-		if !l.resSeen[re.key] {
+		if _, seen := l.resIDs[re.key]; !seen {
 			what := "resource " + quote(re.key)
 			if err := l.defineAttr(re.kn, re.path, re.key, what); err != nil {
 				return hr, err
@@ -159,7 +169,7 @@ func (l *loader) hostResources(fs *fieldSet) (hostResources, error) {
 			if err := l.defineAttr(re.kn, re.path, "max"+re.key, "the total of "+what); err != nil {
 				return hr, err
 			}
-			l.resSeen[re.key] = true
+			l.resIDs[re.key] = ResID(len(l.c.Resources))
 			l.c.Resources = append(l.c.Resources, re.key)
 		}
 		v, err := l.toNum(re.val, re.path)
@@ -183,6 +193,7 @@ func (l *loader) hostTags(fs *fieldSet) ([]string, error) {
 		return nil, err
 	}
 	var tags []string
+	seen := map[string]bool{}
 	for k, it := range items {
 		path := indexPath(e.path, k)
 		t, n, err := l.toStr(it, path)
@@ -192,9 +203,10 @@ func (l *loader) hostTags(fs *fieldSet) ([]string, error) {
 		if err := l.checkIdent(n, path, t); err != nil {
 			return nil, err
 		}
-		if slices.Contains(tags, t) {
+		if seen[t] {
 			return nil, l.errAt(n, path, "duplicate tag %q", t)
 		}
+		seen[t] = true
 		if err := l.defineAttr(n, path, t, "tag "+quote(t)); err != nil {
 			return nil, err
 		}
@@ -204,6 +216,7 @@ func (l *loader) hostTags(fs *fieldSet) ([]string, error) {
 }
 
 func (l *loader) loadShared(top *fieldSet) error {
+	l.sharedIDs = map[string]SharedID{}
 	e, ok := top.m["shared"]
 	if !ok {
 		return nil
@@ -216,13 +229,14 @@ func (l *loader) loadShared(top *fieldSet) error {
 		if err := l.checkIdent(se.kn, se.path, se.key); err != nil {
 			return err
 		}
-		if l.resSeen[se.key] {
+		if _, isRes := l.resIDs[se.key]; isRes {
 			return l.errAt(se.kn, se.path, "%q is already a host resource; a shared resource needs another name", se.key)
 		}
 		v, err := l.toNum(se.val, se.path)
 		if err != nil {
 			return err
 		}
+		l.sharedIDs[se.key] = SharedID(len(l.c.Shared))
 		l.c.Shared = append(l.c.Shared, Shared{Name: se.key, Total: v})
 	}
 	return nil
@@ -314,6 +328,7 @@ func (l *loader) nameList(n ast.Node, path, what string, exists func(string) boo
 		return nil, seq, err
 	}
 	var names []string
+	seen := map[string]bool{}
 	for k, it := range items {
 		p := indexPath(path, k)
 		s, sn, err := l.toStr(it, p)
@@ -329,9 +344,10 @@ func (l *loader) nameList(n ast.Node, path, what string, exists func(string) boo
 		if exists != nil && !exists(s) {
 			return nil, seq, l.errAt(sn, p, "unknown %s %q", what, s)
 		}
-		if slices.Contains(names, s) {
+		if seen[s] {
 			return nil, seq, l.errAt(sn, p, "%s %q is listed twice", what, s)
 		}
+		seen[s] = true
 		names = append(names, s)
 	}
 	return names, seq, nil
@@ -441,7 +457,7 @@ func (l *loader) limitResources(fs *fieldSet) ([]LimitResource, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !l.resSeen["mem"] {
+		if _, isRes := l.resIDs["mem"]; !isRes {
 			return nil, l.errAt(e.val, e.path, "no host has a mem resource")
 		}
 		out = append(out, LimitResource{"mem", v})
@@ -455,7 +471,7 @@ func (l *loader) limitResources(fs *fieldSet) ([]LimitResource, error) {
 		return nil, err
 	}
 	for _, re := range es {
-		if !l.resSeen[re.key] && !l.sharedExists(re.key) {
+		if _, isRes := l.resIDs[re.key]; !isRes && !l.sharedExists(re.key) {
 			return nil, l.errAt(re.kn, re.path, "%q is neither a host resource nor a shared resource", re.key)
 		}
 		if re.key == "mem" && len(out) > 0 && out[0].Name == "mem" {
@@ -471,6 +487,6 @@ func (l *loader) limitResources(fs *fieldSet) ([]LimitResource, error) {
 }
 
 func (l *loader) sharedExists(s string) bool {
-	_, ok := l.c.SharedByName(s)
+	_, ok := l.sharedIDs[s]
 	return ok
 }

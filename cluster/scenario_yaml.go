@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,11 +24,17 @@ type loader struct {
 	anchors map[string][]*ast.AnchorNode // by name, in document order
 	c       *Cluster
 
-	hostIDs  map[string]HostID
-	queueIDs map[string]QueueID
-	attrs    map[string]string // attribute name -> what defines it (name clashes)
-	resSeen  map[string]bool   // host resource names
-	running  map[int]ast.Node  // job index -> its running_on node
+	hostIDs   map[string]HostID
+	queueIDs  map[string]QueueID
+	attrs     map[string]string // attribute name -> what defines it (name clashes)
+	resIDs    map[string]ResID  // host resource names
+	sharedIDs map[string]SharedID
+	running   map[int]ast.Node // job index -> its running_on node
+
+	// work counts the mapping entries and list items read; aliases and
+	// merge keys may repeat a node, so it is capped (budget) against
+	// "billion laughs" inputs.
+	work, budget int
 }
 
 // Limits of the values the loader accepts.
@@ -35,7 +43,17 @@ const (
 	maxTime      = 1_000_000_000_000_000 // seconds (submit, start, runtime, estimate)
 	maxPriority  = 1_000_000_000         // |queue priority|
 	maxMergeNest = 16                    // nested merge keys / alias chains
+	maxStateVals = 1 << 25               // hosts × attribute columns (State size)
 )
+
+// spend counts n units of work and fails once the budget is exhausted.
+func (l *loader) spend(n int, at ast.Node, path string) error {
+	l.work += n
+	if l.work > l.budget {
+		return l.errAt(at, path, "aliases and merge keys expand the document too much")
+	}
+	return nil
+}
 
 // entry is one key/value pair of a mapping, after merge keys are applied.
 type entry struct {
@@ -96,10 +114,22 @@ func before(a, b ast.Node) bool {
 	return al < bl || al == bl && ac < bc
 }
 
-// collectAnchors records every anchor of the document.
+// collectAnchors records every anchor of the document, each name's in
+// document order.
 func (l *loader) collectAnchors(root ast.Node) {
 	l.anchors = map[string][]*ast.AnchorNode{}
 	ast.Walk(anchorVisitor{l.anchors}, root)
+	for _, as := range l.anchors {
+		slices.SortStableFunc(as, func(a, b *ast.AnchorNode) int {
+			if before(a, b) {
+				return -1
+			}
+			if before(b, a) {
+				return 1
+			}
+			return 0
+		})
+	}
 }
 
 type anchorVisitor struct{ m map[string][]*ast.AnchorNode }
@@ -141,16 +171,13 @@ func (l *loader) resolve(n ast.Node, path string) (res ast.Node, str bool, err e
 			if v.Value != nil && v.Value.GetToken() != nil {
 				name = v.Value.GetToken().Value
 			}
-			var target *ast.AnchorNode
-			for _, a := range l.anchors[name] {
-				if before(a, v) {
-					target = a
-				}
-			}
-			if target == nil {
+			// The alias refers to the last anchor of that name before it.
+			as := l.anchors[name]
+			k := sort.Search(len(as), func(i int) bool { return !before(as[i], v) })
+			if k == 0 {
 				return nil, false, l.errAt(v, path, "alias *%s names no earlier anchor", name)
 			}
-			n = target.Value
+			n = as[k-1].Value
 		case *ast.NullNode:
 			return nil, str, nil
 		default:
@@ -210,7 +237,10 @@ func (l *loader) mappingDepth(n ast.Node, path string, depth int) ([]entry, ast.
 		}
 	}
 	if depth > maxMergeNest {
-		return nil, m, l.errAt(m, path, "merge keys (<<) nested too deeply")
+		return nil, m, l.errAt(m, path, "merge keys (<<) nested too deeply (or cyclic)")
+	}
+	if err := l.spend(len(m.Values), m, path); err != nil {
+		return nil, m, err
 	}
 	explicit := map[string]ast.Node{}
 	for _, mv := range m.Values {
@@ -560,6 +590,9 @@ func (l *loader) sequence(n ast.Node, path string) ([]ast.Node, ast.Node, error)
 	s, ok := r.(*ast.SequenceNode)
 	if !ok {
 		return nil, r, l.errAt(r, path, "expected a list, got %s", kind(r))
+	}
+	if err := l.spend(len(s.Values), s, path); err != nil {
+		return nil, s, err
 	}
 	return s.Values, s, nil
 }

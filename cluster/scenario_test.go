@@ -1,0 +1,190 @@
+package cluster
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/xce-sched/xce/resreq"
+)
+
+// h1 is a one-host cluster: lines 1-2; sections added after it start on
+// line 3.
+const h1 = "hosts:\n  - {name: a, slots: 1}\n"
+
+// errorCases lists one scenario per error kind with the exact position and
+// path of the error, worked out by hand from the YAML (columns are 1-based).
+// msg must be a substring of ScenarioError.Msg.
+var errorCases = []struct {
+	name      string
+	in        string
+	line, col int
+	path      string
+	msg       string
+}{
+	// Encoding and YAML syntax.
+	{"syntax: unclosed flow list", "hosts: [\n", 1, 8, "", "YAML: sequence end token ']' not found"},
+	{"syntax: bad indentation", "hosts:\n  - name: a\n   slots: 1\n", 3, 4, "", "YAML: value is not allowed in this context"},
+	{"bad UTF-8", "hosts:\n  - {name: a\xff, slots: 1}\n", 2, 13, "", "invalid UTF-8 byte 0xff"},
+	{"two documents", h1 + "---\nhosts: []\n", 4, 1, "", "more than one YAML document"},
+	{"top level is a list", "- a\n", 1, 1, "", "expected a mapping, got a list"},
+	{"empty file", "", 0, 0, "hosts", "at least one host is required"},
+	{"only a comment", "# nothing\n", 0, 0, "hosts", "at least one host is required"},
+	{"empty mapping", "{}", 1, 1, "hosts", "at least one host is required"},
+	{"empty host list", "hosts: []\n", 1, 8, "hosts", "at least one host is required"},
+	{"unknown top-level field", h1 + "host: x\n", 3, 1, "host", `unknown field "host"`},
+	{"undefined alias", "hosts:\n  - {name: a, slots: *n}\n", 2, 22, "hosts[0].slots", "alias *n names no earlier anchor"},
+	{"cyclic merge", "hosts:\n  - &h {name: a, slots: 1, <<: *h}\n", 2, 8, "hosts[0]", "merge keys (<<) nested too deeply"},
+	{"unsupported tag", "hosts:\n  - {name: a, slots: !foo 1}\n", 2, 22, "hosts[0].slots", `unsupported YAML tag "!foo"`},
+	{"non-string key", "hosts:\n  - {name: a, slots: 1, 3: x}\n", 2, 25, "hosts[0]", "mapping keys must be strings, got number 3"},
+	{"duplicate key", "hosts:\n  - name: a\n    slots: 1\n    slots: 2\n", 4, 5, "hosts[0].slots", `duplicate key "slots" (first at 3:5)`},
+
+	// hosts
+	{"unknown host field", "hosts:\n  - name: a\n    slots: 1\n    slot: 2\n", 4, 5, "hosts[0].slot", `unknown field "slot" (known fields: name, slots,`},
+	{"host not a mapping", "hosts:\n  - a\n", 2, 5, "hosts[0]", `expected a mapping, got string "a"`},
+	{"slots wrong type", "hosts:\n  - name: a\n    slots: many\n", 3, 12, "hosts[0].slots", `expected an integer, got string "many"`},
+	{"slots quoted", "hosts:\n  - name: a\n    slots: \"4\"\n", 3, 12, "hosts[0].slots", `expected an integer, got string "4"`},
+	{"slots zero", "hosts:\n  - name: a\n    slots: 0\n", 3, 12, "hosts[0].slots", "must be >= 1, got 0"},
+	{"slots negative", "hosts:\n  - name: a\n    slots: -2\n", 3, 12, "hosts[0].slots", "must be >= 1, got -2"},
+	{"slots missing", "hosts:\n  - name: a\n", 2, 5, "hosts[0].slots", "missing required field"},
+	{"slots null", "hosts:\n  - name: a\n    slots: null\n", 3, 12, "hosts[0].slots", "required field is null"},
+	{"slots float", "hosts:\n  - name: a\n    slots: 2.5\n", 3, 12, "hosts[0].slots", "expected an integer, got number 2.5"},
+	{"slots exponent", "hosts:\n  - name: a\n    slots: 1e3\n", 3, 12, "hosts[0].slots", "expected an integer, got number 1e3"},
+	{"slots beyond 64 bits", "hosts:\n  - name: a\n    slots: 99999999999999999999\n", 3, 12, "hosts[0].slots", "integer 99999999999999999999 is out of range"},
+	{"slots too large", "hosts:\n  - name: a\n    slots: 2000000000\n", 3, 12, "hosts[0].slots", "must be <= 1000000000"},
+	{"host name missing", "hosts:\n  - {slots: 1}\n", 2, 5, "hosts[0].name", "missing required field"},
+	{"host name not a string", "hosts:\n  - {name: 7, slots: 1}\n", 2, 12, "hosts[0].name", `expected a string, got number 7 (quote it: "7")`},
+	{"host name with space", "hosts:\n  - {name: \"a b\", slots: 1}\n", 2, 12, "hosts[0].name", "white space"},
+	{"duplicate host name", h1 + "  - {name: a, slots: 2}\n", 3, 12, "hosts[1].name", `duplicate host name "a" (first at hosts[0])`},
+	{"resource negative", "hosts:\n  - name: a\n    slots: 1\n    resources: {mem: -1}\n", 4, 22, "hosts[0].resources.mem", "must be >= 0, got -1"},
+	{"resource infinite", "hosts:\n  - name: a\n    slots: 1\n    resources: {mem: .inf}\n", 4, 22, "hosts[0].resources.mem", "must be a finite number"},
+	{"resource out of range", "hosts:\n  - name: a\n    slots: 1\n    resources: {mem: 1e999}\n", 4, 22, "hosts[0].resources.mem", "number 1e999 is out of range"},
+	{"resource wrong type", "hosts:\n  - name: a\n    slots: 1\n    resources: {mem: lots}\n", 4, 22, "hosts[0].resources.mem", `expected a number, got string "lots"`},
+	{"resource bad name", "hosts:\n  - name: a\n    slots: 1\n    resources: {gpu-mem: 1}\n", 4, 17, `hosts[0].resources.gpu-mem`, "is not a valid name"},
+	{"resource named like a built-in", "hosts:\n  - name: a\n    slots: 1\n    resources: {slots: 4}\n", 4, 17, "hosts[0].resources.slots", "already taken by the built-in attribute slots"},
+	{"resource named like a total", "hosts:\n  - name: a\n    slots: 1\n    resources: {mem: 1, maxmem: 2}\n", 4, 25, "hosts[0].resources.maxmem", `already taken by the total of resource "mem"`},
+	{"tag named like a resource", "hosts:\n  - name: a\n    slots: 1\n    resources: {mem: 1}\n    tags: [mem]\n", 5, 12, "hosts[0].tags[0]", `already taken by resource "mem"`},
+	{"duplicate tag", "hosts:\n  - name: a\n    slots: 1\n    tags: [ssd, ssd]\n", 4, 17, "hosts[0].tags[1]", `duplicate tag "ssd"`},
+	{"tags not a list", "hosts:\n  - name: a\n    slots: 1\n    tags: ssd\n", 4, 11, "hosts[0].tags", `expected a list, got string "ssd"`},
+	{"bad host status", "hosts:\n  - {name: a, slots: 1, status: down}\n", 2, 33, "hosts[0].status", `must be one of ok, closed, unavail, got "down"`},
+
+	// shared
+	{"shared negative", h1 + "shared: {lic: -3}\n", 3, 15, "shared.lic", "must be >= 0, got -3"},
+	{"shared not a mapping", h1 + "shared: [lic]\n", 3, 9, "shared", "expected a mapping, got a list"},
+	{"shared named like a host resource", "hosts:\n  - {name: a, slots: 1, resources: {mem: 1}}\nshared: {mem: 4}\n", 3, 10, "shared.mem", `"mem" is already a host resource`},
+
+	// queues
+	{"empty queue list", h1 + "queues: []\n", 3, 9, "queues", "must not be empty"},
+	{"queue name missing", h1 + "queues:\n  - {priority: 3}\n", 4, 5, "queues[0].name", "missing required field"},
+	{"duplicate queue name", h1 + "queues:\n  - {name: q}\n  - {name: q}\n", 5, 12, "queues[1].name", `duplicate queue name "q" (first at queues[0])`},
+	{"bad policy", h1 + "queues:\n  - {name: q, policy: sjf}\n", 4, 23, "queues[0].policy", `must be one of fcfs, firstfit, easy, conservative, got "sjf"`},
+	{"bad picker", h1 + "queues:\n  - {name: q, picker: random}\n", 4, 23, "queues[0].picker", `must be one of priority, fairshare, got "random"`},
+	{"priority float", h1 + "queues:\n  - {name: q, priority: 1.5}\n", 4, 25, "queues[0].priority", "expected an integer, got number 1.5"},
+	{"queue names unknown host", h1 + "queues:\n  - {name: q, hosts: [a, b]}\n", 4, 26, "queues[0].hosts[1]", `unknown host "b"`},
+
+	// limits
+	{"limit names unknown queue", h1 + "limits:\n  - {name: l, queues: [x], slots: 1}\n", 4, 24, "limits[0].queues[0]", `unknown queue "x"`},
+	{"limit names unknown host", h1 + "limits:\n  - {name: l, per_host: [a, z], slots: 1}\n", 4, 29, "limits[0].per_host[1]", `unknown host "z"`},
+	{"users and per_user", h1 + "limits:\n  - {name: l, users: all, per_user: all, slots: 1}\n", 4, 37, "limits[0].per_user", "cannot be combined with users"},
+	{"all inside a list", h1 + "limits:\n  - {name: l, users: [all], slots: 1}\n", 4, 23, "limits[0].users[0]", `"all" inside a list is ambiguous`},
+	{"consumers a bare name", h1 + "limits:\n  - {name: l, users: bob, slots: 1}\n", 4, 22, "limits[0].users", `expected "all" or a list of user names, got string "bob"`},
+	{"consumers empty list", h1 + "limits:\n  - {name: l, users: [], slots: 1}\n", 4, 22, "limits[0].users", "must not be empty"},
+	{"limit without maximum", h1 + "limits:\n  - {name: l, users: all}\n", 4, 5, "limits[0]", "at least one of slots, jobs, mem, resources"},
+	{"limit slots negative", h1 + "limits:\n  - {name: l, slots: -1}\n", 4, 22, "limits[0].slots", "must be >= 0, got -1"},
+	{"limit mem without mem hosts", h1 + "limits:\n  - {name: l, mem: 100}\n", 4, 20, "limits[0].mem", "no host has a mem resource"},
+	{"limit unknown resource", h1 + "limits:\n  - {name: l, resources: {lic: 1}}\n", 4, 27, "limits[0].resources.lic", `"lic" is neither a host resource nor a shared resource`},
+	{"duplicate limit name", h1 + "limits:\n  - {name: l, slots: 1}\n  - {name: l, jobs: 1}\n", 5, 12, "limits[1].name", `duplicate limit name "l" (first at limits[0])`},
+
+	// jobs
+	{"jobs not a list", h1 + "jobs: {id: 1}\n", 3, 7, "jobs", "expected a list, got a mapping"},
+	{"job not a mapping", h1 + "jobs:\n  - 5\n", 4, 5, "jobs[0]", "expected a mapping, got number 5"},
+	{"job id missing", h1 + "jobs:\n  - {user: u}\n", 4, 5, "jobs[0].id", "missing required field"},
+	{"job id negative", h1 + "jobs:\n  - {id: -1}\n", 4, 10, "jobs[0].id", "must be >= 0, got -1"},
+	{"job id float", h1 + "jobs:\n  - {id: 1.0}\n", 4, 10, "jobs[0].id", "expected an integer, got number 1.0"},
+	{"duplicate job id", h1 + "jobs:\n  - {id: 1}\n  - {id: 1}\n", 5, 10, "jobs[1].id", "duplicate job id 1 (first at jobs[0])"},
+	{"job names unknown queue", h1 + "jobs:\n  - {id: 1, queue: nope}\n", 4, 20, "jobs[0].queue", `unknown queue "nope"`},
+	{"job user not a string", h1 + "jobs:\n  - {id: 1, user: [a]}\n", 4, 19, "jobs[0].user", "expected a string, got a list"},
+	{"submit negative", h1 + "jobs:\n  - {id: 1, submit: -5}\n", 4, 21, "jobs[0].submit", "must be >= 0, got -5"},
+	{"bad resreq", h1 + "jobs:\n  - {id: 1, resreq: \"select[mem>\"}\n", 4, 21, "jobs[0].resreq", "resreq: col 12: "},
+	{"tasks min > max", h1 + "jobs:\n  - {id: 1, tasks: \"4,2\"}\n", 4, 20, "jobs[0].tasks", `"4,2": min 4 is greater than max 2`},
+	{"tasks zero", h1 + "jobs:\n  - {id: 1, tasks: 0}\n", 4, 20, "jobs[0].tasks", "must be >= 1, got 0"},
+	{"tasks zero min", h1 + "jobs:\n  - {id: 1, tasks: \"0,2\"}\n", 4, 20, "jobs[0].tasks", "task counts must be >= 1"},
+	{"tasks three parts", h1 + "jobs:\n  - {id: 1, tasks: \"1,2,3\"}\n", 4, 20, "jobs[0].tasks", `expected "n" or "min,max"`},
+	{"tasks not a number", h1 + "jobs:\n  - {id: 1, tasks: \"x\"}\n", 4, 20, "jobs[0].tasks", "whole numbers"},
+	{"tasks float", h1 + "jobs:\n  - {id: 1, tasks: 1.5}\n", 4, 20, "jobs[0].tasks", `expected a task count n or "min,max", got number 1.5`},
+	{"running on unknown host", h1 + "jobs:\n  - {id: 1, running_on: {zz: 1}}\n", 4, 26, "jobs[0].running_on.zz", `unknown host "zz"`},
+	{"running on zero slots", h1 + "jobs:\n  - {id: 1, running_on: {a: 0}}\n", 4, 29, "jobs[0].running_on.a", "must be >= 1, got 0"},
+	{"running on nothing", h1 + "jobs:\n  - {id: 1, running_on: {}}\n", 4, 25, "jobs[0].running_on", "must not be empty"},
+	{"running slots outside tasks", h1 + "jobs:\n  - {id: 1, tasks: 2, running_on: {a: 1}}\n", 4, 35, "jobs[0].running_on", "holds 1 slots in total, outside the job's tasks 2"},
+	{"running jobs over-commit slots", h1 + "jobs:\n  - {id: 1, running_on: {a: 1}}\n  - {id: 2, running_on: {a: 1}}\n", 5, 25, "jobs[1].running_on",
+		"over-commits the cluster: host a: 1 slots requested, 0 free"},
+	{"running job over-commits mem", "hosts:\n  - {name: a, slots: 4, resources: {mem: 1000}}\njobs:\n  - {id: 1, tasks: 2, resreq: \"rusage[mem=600]\", running_on: {a: 2}}\n",
+		4, 62, "jobs[0].running_on", "over-commits the cluster: host a: 1200 mem requested, 1000 free"},
+	{"running job over-commits shared", h1 + "shared: {lic: 1}\njobs:\n  - {id: 1, resreq: \"rusage[lic=2]\", running_on: {a: 1}}\n",
+		5, 50, "jobs[0].running_on", "over-commits the cluster: shared resource lic: 2 requested, 1 free"},
+	{"running job on host without the resource", h1 + "  - {name: b, slots: 1, resources: {mem: 10}}\njobs:\n  - {id: 1, resreq: \"rusage[mem=1]\", running_on: {a: 1}}\n",
+		5, 50, "jobs[0].running_on", "host a has no resource mem"},
+	{"start of a pending job", h1 + "jobs:\n  - {id: 1, start: 5}\n", 4, 20, "jobs[0].start", "only a running job"},
+	{"start before submit", h1 + "jobs:\n  - {id: 1, submit: 10, start: 5, running_on: {a: 1}}\n", 4, 32, "jobs[0].start", "must be >= submit (10), got 5"},
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range errorCases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("t.yaml", []byte(tc.in))
+			if err == nil {
+				t.Fatalf("no error; loaded %d hosts", len(c.Hosts))
+			}
+			var se *ScenarioError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T %v is not a *ScenarioError", err, err)
+			}
+			if se.File != "t.yaml" || se.Line != tc.line || se.Col != tc.col || se.Path != tc.path || !strings.Contains(se.Msg, tc.msg) {
+				t.Errorf("got  %d:%d %q %q\nwant %d:%d %q containing %q", se.Line, se.Col, se.Path, se.Msg, tc.line, tc.col, tc.path, tc.msg)
+			}
+		})
+	}
+}
+
+func TestScenarioErrorFormat(t *testing.T) {
+	in := "# four hosts\nhosts:\n  - {name: a, slots: 1}\n  - {name: b, slots: 1}\n  - {name: c, slots: 1}\n  - name: d\n    slots: 0\n"
+	_, err := Parse("examples/x.yaml", []byte(in))
+	want := "examples/x.yaml:7:12: hosts[3].slots: must be >= 1, got 0"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+	for _, tc := range []struct {
+		e    ScenarioError
+		want string
+	}{
+		{ScenarioError{File: "f", Path: "hosts", Msg: "m"}, "f: hosts: m"},
+		{ScenarioError{File: "f", Line: 2, Col: 3, Msg: "m"}, "f:2:3: m"},
+		{ScenarioError{Line: 2, Col: 3, Path: "p", Msg: "m"}, "2:3: p: m"},
+		{ScenarioError{Msg: "m"}, "m"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+func TestParseResreqErrorUnwraps(t *testing.T) {
+	in := h1 + "jobs:\n  - {id: 1}\n  - {id: 2}\n  - {id: 3, resreq: \"select[mem>1] rusage[mem=]\"}\n"
+	_, err := Parse("t.yaml", []byte(in))
+	var re *resreq.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("error %v does not wrap a *resreq.Error", err)
+	}
+	want := "t.yaml:6:21: jobs[2].resreq: " + re.Error()
+	if err.Error() != want || re.Col != 26 {
+		t.Errorf("got %q (col %d), want %q (col 26)", err, re.Col, want)
+	}
+}
+
+func TestParseYAMLErrorUnwraps(t *testing.T) {
+	_, err := Parse("t.yaml", []byte("hosts: [\n"))
+	var se *ScenarioError
+	if !errors.As(err, &se) || se.Unwrap() == nil {
+		t.Fatalf("error %v does not wrap go-yaml's error", err)
+	}
+}
