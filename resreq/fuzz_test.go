@@ -2,6 +2,7 @@ package resreq
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -40,6 +41,12 @@ func FuzzParse(f *testing.F) {
 		}
 		if c2 := r2.String(); c2 != c {
 			t.Fatalf("canonical form not stable: %q -> %q -> %q", s, c, c2)
+		}
+		r3, _ := Parse(s) // r itself is compiled below with its Cols
+		clearCols(r2)
+		clearCols(r3)
+		if !reflect.DeepEqual(r2, r3) {
+			t.Fatalf("canonical form %q of %q parses to a different tree:\n got  %s\n want %s", c, s, dump(r2), dump(r3))
 		}
 		for _, alt := range r.Alternatives {
 			for _, term := range alt.Terms {

@@ -235,3 +235,26 @@ func TestCanonicalEquivalence(t *testing.T) {
 		}
 	}
 }
+
+// TestDocExamples pins the examples of docs/resreq.md §3 and §4.
+func TestDocExamples(t *testing.T) {
+	const in = "mem>1000&&(type=X86_64) same[model] span[ptile=2] rusage[mem=2e3,lic=1.0] order[ - slots]"
+	const want = "select[mem > 1000 && type == X86_64] order[-slots] rusage[mem=2000:lic=1] span[ptile=2] same[model]"
+	if r, err := Parse(in); err != nil || r.String() != want {
+		t.Errorf("Parse(%q) = %v, %v; want %q", in, r, err, want)
+	}
+	bad := "same[model] span[ptile=2] rusage[mem=2e3,lic=1.0] order[ - slots] mem>1000&&(type=X86_64)"
+	if _, err := Parse(bad); err == nil || err.Error() != `resreq: col 67: unknown section "mem"` {
+		t.Errorf("Parse(%q) error = %v", bad, err)
+	}
+	for in, want := range map[string]string{
+		"select[a] span[hosts=1] span[ptile=2]": `resreq: col 25: duplicate section "span"`,
+		"span[ptile=0]":                         "resreq: col 12: ptile must be >= 1",
+		"foo[x]":                                `resreq: col 1: unknown section "foo"`,
+		"rusage[mem=]":                          "resreq: col 12: expected number after '='",
+	} {
+		if _, err := Parse(in); err == nil || err.Error() != want {
+			t.Errorf("Parse(%q) error = %v, want %q", in, err, want)
+		}
+	}
+}
