@@ -106,7 +106,8 @@ func TestCharacterization(t *testing.T) {
 
 		// span[hosts=1].
 		{"hosts1/fits", clusterA(), ct.Job{Min: 4, ResReq: "span[hosts=1]"}, map[string]int{"h1": 4}, 0, ""},
-		{"hosts1/no host big enough", clusterA(), ct.Job{Min: 3, ResReq: "select[type==ARM64] span[hosts=1]"}, nil, framework.NotEnoughSlots, ""},
+		{"hosts1/no matching host big enough", clusterA(), ct.Job{Min: 3, ResReq: "select[type==ARM64] span[hosts=1]"}, nil, framework.BadRequest, ""},
+		{"hosts1/rusage never fits", clusterA(), ct.Job{Min: 1, ResReq: "rusage[mem=40000]"}, nil, framework.BadRequest, ""},
 		{"hosts1/range max down", clusterA(), ct.Job{Min: 3, Max: 6, ResReq: "span[hosts=1]"}, map[string]int{"h1": 4}, 0, ""},
 		{"hosts1/larger than any host", clusterA(), ct.Job{Min: 10, ResReq: "span[hosts=1]"}, nil, framework.BadRequest, ""},
 		{"hosts1/shape", clusterA(), ct.Job{Min: 5, ResReq: "span[hosts=1]"}, nil, framework.SpanUnsatisfiable, ""},

@@ -239,48 +239,54 @@ func addHostReason(counts []framework.HostReasonCount, k reasonKey) []framework.
 }
 
 // neverFits returns why no alternative of job could run even on an empty
-// cluster, or "" when one could.
+// cluster (every host open and idle), or "" when one could. An alternative
+// whose select[] no host matches is left to NoHostMatch: it returns "" when
+// that is the only obstacle.
 func (r *Runner) neverFits(job *framework.Job) string {
 	c := r.view.Cluster
-	var why string
-	for _, alt := range job.Req.Alts {
-		why = ""
+	empty := framework.View{Cluster: c, State: r.empty}
+	why := ""
+	for ai := range job.Req.Alts {
+		alt := &job.Req.Alts[ai]
+		altWhy := ""
 		for _, sh := range alt.Shared {
 			if total := c.Shared[sh.Shared].Total; sh.Amount > total {
-				why = fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total)
+				altWhy = fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total)
 			}
 		}
-		total, largest := r.queueSlots(job.Spec.Queue)
-		need := 0
+		noMatch := false
 		for ti := range alt.Terms {
 			t := &alt.Terms[ti]
-			n := t.Tasks
-			if n == 0 {
-				n = job.Spec.TasksMin
+			need := t.Tasks
+			if need == 0 {
+				need = job.Spec.TasksMin
 			}
-			need += n
-			if t.Span.Kind == resreq.SpanHostsOne && n > largest {
-				why = fmt.Sprintf("span[hosts=1] needs %d slots on one host, the largest host has %d", n, largest)
+			total, largest, matching := 0, 0, 0
+			for h := range c.Hosts {
+				id := cluster.HostID(h)
+				if !c.QueueHasHost(job.Spec.Queue, id) || !t.Select.Match(r.empty.HostVals(id)) {
+					continue
+				}
+				matching++
+				n := empty.Capacity(id, t)
+				total += n
+				largest = max(largest, n)
+			}
+			switch {
+			case matching == 0:
+				noMatch = true
+			case t.Span.Kind == resreq.SpanHostsOne && need > largest:
+				altWhy = fmt.Sprintf("span[hosts=1] needs %d tasks on one host, the largest matching host takes %d", need, largest)
+			case need > total:
+				altWhy = fmt.Sprintf("needs %d tasks, the matching hosts take %d in all", need, total)
 			}
 		}
-		if need > total {
-			why = fmt.Sprintf("needs %d slots, the queue's hosts have %d", need, total)
+		if altWhy == "" && !noMatch {
+			return ""
 		}
 		if why == "" {
-			return ""
+			why = altWhy
 		}
 	}
 	return why
-}
-
-// queueSlots returns the total and the largest slot count of queue q's hosts.
-func (r *Runner) queueSlots(q cluster.QueueID) (total, largest int) {
-	c := r.view.Cluster
-	for h := range c.Hosts {
-		if c.QueueHasHost(q, cluster.HostID(h)) {
-			total += c.Hosts[h].Slots
-			largest = max(largest, c.Hosts[h].Slots)
-		}
-	}
-	return total, largest
 }

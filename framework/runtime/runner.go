@@ -27,6 +27,7 @@ type Runner struct {
 	claims []framework.Claim
 	arena  []cluster.ResAmount // backing store of the claims' Res snapshots
 	mark   []uint32            // per host: the plan attempt that claimed it
+	empty  *cluster.State      // the cluster with nothing running, for BadRequest
 	// hostState is None for an open host, else HostClosed or HostUnavail.
 	hostState []framework.Reason
 	epoch  uint32
@@ -63,6 +64,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 	return &Runner{
 		view:      framework.View{Cluster: c, State: s},
 		hostState: hostState,
+		empty:     cluster.NewState(c),
 		committer: committer,
 		preparers: preparers,
 		mark:      make([]uint32, len(c.Hosts)),
