@@ -255,9 +255,6 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 	if checkQueue && !r.view.Cluster.QueueHasHost(job.Spec.Queue, h) {
 		return framework.HostSelect, -1
 	}
-	if vals[cluster.ColSlots] < float64(nslots) {
-		return framework.HostNotEnoughSlots, -1
-	}
 	for _, p := range pins {
 		if vals[p.Col] != p.Value {
 			return framework.HostSame, -1
@@ -265,6 +262,9 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 	}
 	if !term.Select.Match(vals) {
 		return framework.HostSelect, -1
+	}
+	if vals[cluster.ColSlots] < float64(nslots) {
+		return framework.HostNotEnoughSlots, -1
 	}
 	// Prepare fan-out: a fresh per-host request for this candidate.
 	if reason, detail := r.prepare(job, alt, term, nslots, h); reason != framework.None {

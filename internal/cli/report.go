@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/runtime"
+)
+
+// jobReport is one job's decision as `xce schedule` prints it.
+type jobReport struct {
+	ID     cluster.JobID
+	User   string
+	Queue  string
+	State  string
+	Hosts  []hostSlots // RUN: in host order
+	Reason string      // PEND: main reason code
+	Detail string      // PEND: resource, shared resource or limit name
+	Text   string      // PEND: human text of the main reason
+	// HostReasons are per-host reason counts, most hosts first.
+	HostReasons []hostReason
+}
+
+type hostSlots struct {
+	Host  string
+	Slots int
+}
+
+type hostReason struct {
+	Key   string // code, or code:detail
+	Text  string // e.g. "not enough mem"
+	Hosts int
+}
+
+type report struct{ jobs []jobReport }
+
+func newReport(s *runtime.Scheduler, jobs []*framework.Job) *report {
+	c := s.Cluster
+	r := &report{}
+	for _, j := range jobs {
+		jr := jobReport{ID: j.Spec.ID, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String()}
+		if j.State == framework.Running {
+			slots := make([]int, len(c.Hosts))
+			for _, h := range j.Alloc.Hosts {
+				slots[h.Host] += h.Slots
+			}
+			for h, n := range slots {
+				if n > 0 {
+					jr.Hosts = append(jr.Hosts, hostSlots{c.Hosts[h].Name, n})
+				}
+			}
+		} else {
+			pr := &j.Reasons
+			jr.Reason = pr.Main.String()
+			jr.Detail = s.ReasonDetail(pr.Main, pr.Detail)
+			jr.Text = pr.Main.Text(jr.Detail)
+			if pr.Main == framework.BadRequest {
+				jr.Text = pr.Main.Text(pr.Note)
+			}
+			if pr.Main == framework.SharedResource && len(pr.Shared) > 1 {
+				names := make([]string, len(pr.Shared))
+				for i, id := range pr.Shared {
+					names[i] = c.Shared[id].Name
+				}
+				jr.Text = pr.Main.Text(strings.Join(names, ", "))
+			}
+			for _, hc := range pr.Hosts {
+				d := s.ReasonDetail(hc.Reason, hc.Detail)
+				key := hc.Reason.String()
+				if d != "" {
+					key += ":" + d
+				}
+				jr.HostReasons = append(jr.HostReasons, hostReason{key, hc.Reason.Text(d), hc.Hosts})
+			}
+		}
+		r.jobs = append(r.jobs, jr)
+	}
+	return r
+}
+
+// writeJSON prints {"jobs": [...]} with one object per job in picking
+// order; object keys keep a fixed order (hosts in host order, host reasons
+// most hosts first) so the output is stable.
+func (r *report) writeJSON(w io.Writer) error {
+	var b bytes.Buffer
+	b.WriteString("{\"jobs\": [")
+	for i, j := range r.jobs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  {")
+		fmt.Fprintf(&b, "\"id\": %d, \"state\": %s", j.ID, quoteJSON(j.State))
+		if j.State == "RUN" {
+			b.WriteString(", \"hosts\": {")
+			for k, h := range j.Hosts {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s: %d", quoteJSON(h.Host), h.Slots)
+			}
+			b.WriteString("}")
+		} else {
+			fmt.Fprintf(&b, ", \"reason\": %s", quoteJSON(j.Reason))
+			if j.Detail != "" {
+				fmt.Fprintf(&b, ", \"detail\": %s", quoteJSON(j.Detail))
+			}
+			fmt.Fprintf(&b, ", \"message\": %s", quoteJSON(j.Text))
+			if len(j.HostReasons) > 0 {
+				b.WriteString(", \"host_reasons\": {")
+				for k, hr := range j.HostReasons {
+					if k > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "%s: %d", quoteJSON(hr.Key), hr.Hosts)
+				}
+				b.WriteString("}")
+			}
+		}
+		b.WriteString("}")
+	}
+	b.WriteString("\n]}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func quoteJSON(s string) string {
+	q, _ := json.Marshal(s) // a string always marshals
+	return string(q)
+}
+
+// writeTable prints a bjobs-like table; a pending job's reason follows on
+// its row, its host reasons on the next line, as LSF's bjobs -p does
+// ("3 hosts: not enough mem; 1 host: closed").
+func (r *report) writeTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOBID\tUSER\tQUEUE\tSTATE\tHOSTS / PENDING REASON")
+	for _, j := range r.jobs {
+		if j.State == "RUN" {
+			parts := make([]string, len(j.Hosts))
+			for i, h := range j.Hosts {
+				parts[i] = fmt.Sprintf("%s*%d", h.Host, h.Slots)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", j.ID, j.User, j.Queue, j.State, strings.Join(parts, " "))
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s: %s\n", j.ID, j.User, j.Queue, j.State, j.Reason, j.Text)
+		if hr := renderHostReasons(j.HostReasons); hr != "" {
+			fmt.Fprintf(tw, "\t\t\t\t  %s\n", hr)
+		}
+	}
+	return tw.Flush()
+}
+
+// renderHostReasons renders counts as LSF does: "3 hosts: not enough mem;
+// 1 host: closed".
+func renderHostReasons(hrs []hostReason) string {
+	parts := make([]string, len(hrs))
+	for i, hr := range hrs {
+		unit := "hosts"
+		if hr.Hosts == 1 {
+			unit = "host"
+		}
+		parts[i] = fmt.Sprintf("%d %s: %s", hr.Hosts, unit, hr.Text)
+	}
+	return strings.Join(parts, "; ")
+}
