@@ -154,6 +154,9 @@ func TestParseYAMLFeatures(t *testing.T) {
     name: n2
   - {<<: [{slots: 9, type: A}, *base], name: "n.3"}
   - {name: !!str 007, slots: 1, tags: *t}
+  - ? name
+    : n5
+    slots: 1
 queues:
   - {name: q}
 jobs:
@@ -174,6 +177,7 @@ jobs:
 		{Name: "n2", Slots: 2, Capacity: []float64{}, Tags: []string{"ssd"}},
 		{Name: "n.3", Slots: 9, Capacity: []float64{}, Type: "A", Tags: []string{"ssd"}},
 		{Name: "007", Slots: 1, Capacity: []float64{}, Tags: []string{"ssd"}},
+		{Name: "n5", Slots: 1, Capacity: []float64{}},
 	})
 	checkJobs(t, c.Jobs, []Job{
 		{ID: 1, User: "nobody", Project: "default", TasksMin: 2, TasksMax: 2, RunningOn: []HostSlots{{0, 1}, {2, 1}}},

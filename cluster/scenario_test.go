@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,16 @@ import (
 // h1 is a one-host cluster: lines 1-2; sections added after it start on
 // line 3.
 const h1 = "hosts:\n  - {name: a, slots: 1}\n"
+
+// mergeBomb is a "billion laughs" document: each host merges the previous
+// one ten times.
+var mergeBomb = func() string {
+	s := "hosts:\n  - &a0 {name: h, slots: 1, type: x}\n"
+	for k := 1; k < 12; k++ {
+		s += fmt.Sprintf("  - &a%d {<<: [%s], name: h%d}\n", k, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", k-1), 10), ", "), k)
+	}
+	return s
+}()
 
 // errorCases lists one scenario per error kind with the exact position and
 // path of the error, worked out by hand from the YAML (columns are 1-based).
@@ -37,6 +48,7 @@ var errorCases = []struct {
 	{"cyclic merge", "hosts:\n  - &h {name: a, slots: 1, <<: *h}\n", 2, 8, "hosts[0]", "merge keys (<<) nested too deeply"},
 	{"unsupported tag", "hosts:\n  - {name: a, slots: !foo 1}\n", 2, 22, "hosts[0].slots", `unsupported YAML tag "!foo"`},
 	{"non-string key", "hosts:\n  - {name: a, slots: 1, 3: x}\n", 2, 25, "hosts[0]", "mapping keys must be strings, got number 3"},
+	{"merge bomb", mergeBomb, 2, 9, "hosts[6]", "aliases and merge keys expand the document too much"},
 	{"duplicate key", "hosts:\n  - name: a\n    slots: 1\n    slots: 2\n", 4, 5, "hosts[0].slots", `duplicate key "slots" (first at 3:5)`},
 
 	// hosts
