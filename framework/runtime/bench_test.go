@@ -1,0 +1,68 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	ct "github.com/xce-sched/xce/internal/clustertest"
+)
+
+// benchCluster returns nhosts hosts of slots slots each, and njobs jobs of
+// tasks tasks with resreq rr, all submitted at time 0.
+func benchCluster(nhosts, slots, njobs, tasks int, rr string) *cluster.Cluster {
+	spec := ct.Spec{}
+	for i := range nhosts {
+		spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%05d", i), Slots: slots, Mem: -1, Type: "X86_64"})
+	}
+	for i := range njobs {
+		spec.Jobs = append(spec.Jobs, ct.Job{ID: cluster.JobID(i + 1), Min: tasks, ResReq: rr})
+	}
+	return ct.Build(spec)
+}
+
+// benchCycle times one scheduling cycle over c's jobs (a fresh scheduler
+// per iteration, built outside the timer) and reports jobs placed per second.
+func benchCycle(b *testing.B, c *cluster.Cluster) {
+	b.ReportAllocs()
+	placed := 0
+	for b.Loop() {
+		b.StopTimer()
+		s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		jobs, err := s.Cycle(context.Background(), 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		placed = 0
+		for _, j := range jobs {
+			if j.Alloc != nil {
+				placed++
+			}
+		}
+		if placed != len(c.Jobs) {
+			b.Fatalf("placed %d of %d jobs", placed, len(c.Jobs))
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(placed)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkCycleSeq100k: one cycle placing 100,000 single-slot jobs on
+// 10,000 hosts × 16 slots (issue target: >= 500,000 placements/s).
+func BenchmarkCycleSeq100k(b *testing.B) {
+	benchCycle(b, benchCluster(10000, 16, 100000, 1, ""))
+}
+
+// BenchmarkCyclePtile64: one cycle placing 2,000 jobs of 64 tasks with
+// span[ptile=16] on 10,000 hosts × 16 slots (target: >= 50,000 jobs/s).
+func BenchmarkCyclePtile64(b *testing.B) {
+	benchCycle(b, benchCluster(10000, 16, 2000, 64, "span[ptile=16]"))
+}
