@@ -30,8 +30,8 @@ type Runner struct {
 	empty  *cluster.State      // the cluster with nothing running, for BadRequest
 	// hostState is None for an open host, else HostClosed or HostUnavail.
 	hostState []framework.Reason
-	epoch  uint32
-	order  map[int][]cluster.HostID // per term of the job being placed, when it has order[]
+	epoch     uint32
+	order     map[int][]cluster.HostID // per term of the job being placed, when it has order[]
 
 	// cursor is the host-walk position per equivalence class for the
 	// current cycle: every host before it is known not to fit a bucket of
