@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -203,5 +204,43 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load("testdata/scenario/no-such-file.yaml")
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("got %v, want a not-exist error", err)
+	}
+}
+
+// TestDocExample checks that the complete example of docs/scenario.md is
+// testdata/scenario/example.yaml and holds what the text after it says.
+func TestDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/scenario.md")
+	if err != nil {
+		t.Skip("docs/scenario.md not found:", err)
+	}
+	example, err := os.ReadFile("testdata/scenario/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "## Complete example")
+	j := strings.Index(s[max(i, 0):], "```yaml\n")
+	if i < 0 || j < 0 {
+		t.Fatal("no yaml block under \"## Complete example\" in docs/scenario.md")
+	}
+	block := s[i+j+len("```yaml\n"):]
+	block = block[:strings.Index(block, "```\n")]
+	if block != string(example) {
+		t.Fatal("the example of docs/scenario.md differs from testdata/scenario/example.yaml")
+	}
+	c, err := Parse("example.yaml", example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := NewState(c)
+	for i := range c.Jobs {
+		s2.Take(c.RunningAlloc(&c.Jobs[i]))
+	}
+	mem, _ := c.ResourceByName("mem")
+	lic, _ := c.SharedByName("lic_matlab")
+	got := []float64{float64(s2.FreeSlots(0)), s2.Free(0, mem), float64(s2.FreeSlots(1)), s2.Free(1, mem), s2.SharedFree(lic)}
+	if want := []float64{6, 60000, 7, 126000, 3}; !sameFloats(got, want) {
+		t.Errorf("free hostA slots, mem, hostB slots, mem, lic_matlab = %v, want %v", got, want)
 	}
 }
