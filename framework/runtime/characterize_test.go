@@ -124,6 +124,10 @@ func TestCharacterization(t *testing.T) {
 		{"compound/select per term", clusterA(), ct.Job{Min: 6, ResReq: "2*{select[gpu]} + 4*{select[type==X86_64]}"}, map[string]int{"h3": 2, "h1": 4}, 0, ""},
 		{"compound/rusage per term", clusterA(), ct.Job{Min: 3, ResReq: "1*{rusage[mem=10000]} + 2*{rusage[mem=1000]}"}, map[string]int{"h3": 1, "h1": 2}, 0, ""},
 		{"compound/omitted last count", clusterA(), ct.Job{Min: 5, ResReq: "1*{select[gpu]} + {span[hosts=1]}"}, map[string]int{"h3": 1, "h1": 4}, 0, ""},
+		// Documented incompleteness (docs/allocation.md): terms are placed
+		// greedily, so the first term takes h1, which the second needs.
+		{"compound/greedy is incomplete", []ct.Host{{Name: "h1", Slots: 2, Mem: -1, Type: "A"}, {Name: "h2", Slots: 1, Mem: -1, Type: "A"}},
+			ct.Job{Min: 3, ResReq: "1*{select[type==A]} + 2*{span[hosts=1]}"}, nil, framework.SpanUnsatisfiable, ""},
 		{"compound/count mismatch", clusterA(), ct.Job{Min: 5, ResReq: "1*{select[gpu]} + 2*{span[hosts=1]}"}, nil, framework.BadRequest, ""},
 
 		// Alternatives: each alternative's plans in order.
