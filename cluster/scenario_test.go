@@ -23,6 +23,15 @@ var mergeBomb = func() string {
 	return s
 }()
 
+// deepIndent nests 200 block mappings, line i indented by i spaces.
+var deepIndent = func() string {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "%sk%d:\n", strings.Repeat(" ", i), i)
+	}
+	return b.String()
+}()
+
 // errorCases lists one scenario per error kind with the exact position and
 // path of the error, worked out by hand from the YAML (columns are 1-based).
 // msg must be a substring of ScenarioError.Msg.
@@ -49,6 +58,9 @@ var errorCases = []struct {
 	{"unsupported tag", "hosts:\n  - {name: a, slots: !foo 1}\n", 2, 22, "hosts[0].slots", `unsupported YAML tag "!foo"`},
 	{"non-string key", "hosts:\n  - {name: a, slots: 1, 3: x}\n", 2, 25, "hosts[0]", "mapping keys must be strings, got number 3"},
 	{"merge bomb", mergeBomb, 2, 9, "hosts[6]", "aliases and merge keys expand the document too much"},
+	{"deep flow nesting", "hosts: " + strings.Repeat("[", 200) + strings.Repeat("]", 200), 1, 107, "", "YAML nested deeper than 100 levels"},
+	{"deep block sequence", strings.Repeat("- ", 200) + "x\n", 1, 201, "", "YAML nested deeper than 100 levels"},
+	{"deep indentation", deepIndent, 101, 101, "", "YAML nested deeper than 100 levels"},
 	{"duplicate key", "hosts:\n  - name: a\n    slots: 1\n    slots: 2\n", 4, 5, "hosts[0].slots", `duplicate key "slots" (first at 3:5)`},
 
 	// hosts
