@@ -32,6 +32,16 @@ var deepIndent = func() string {
 	return b.String()
 }()
 
+// manyTags has 6000 hosts with a tag each: 6000 × 6005 attribute columns.
+var manyTags = func() string {
+	var b strings.Builder
+	b.WriteString("hosts:\n")
+	for i := range 6000 {
+		fmt.Fprintf(&b, "  - {name: h%d, slots: 1, tags: [t%d]}\n", i, i)
+	}
+	return b.String()
+}()
+
 // errorCases lists one scenario per error kind with the exact position and
 // path of the error, worked out by hand from the YAML (columns are 1-based).
 // msg must be a substring of ScenarioError.Msg.
@@ -61,6 +71,7 @@ var errorCases = []struct {
 	{"deep flow nesting", "hosts: " + strings.Repeat("[", 200) + strings.Repeat("]", 200), 1, 107, "", "YAML nested deeper than 100 levels"},
 	{"deep block sequence", strings.Repeat("- ", 200) + "x\n", 1, 201, "", "YAML nested deeper than 100 levels"},
 	{"deep indentation", deepIndent, 101, 101, "", "YAML nested deeper than 100 levels"},
+	{"state too large", manyTags, 2, 3, "hosts", "too large: 6000 hosts × 6005 attribute columns exceed 33554432 values"},
 	{"duplicate key", "hosts:\n  - name: a\n    slots: 1\n    slots: 2\n", 4, 5, "hosts[0].slots", `duplicate key "slots" (first at 3:5)`},
 
 	// hosts
