@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +80,9 @@ func checkLoaded(t *testing.T, c *Cluster) {
 		if len(j.RunningOn) > 0 && (total < j.TasksMin || total > j.TasksMax) {
 			t.Fatalf("job %d: %d running slots, tasks %d,%d", j.ID, total, j.TasksMin, j.TasksMax)
 		}
+		if len(j.RunningOn) == 0 {
+			continue // RunningAlloc of a pending job would still hold its shared rusage
+		}
 		a := c.RunningAlloc(j)
 		if err := s.Fits(a); err != nil {
 			t.Fatalf("job %d: running allocation does not fit: %v", j.ID, err)
@@ -87,4 +92,89 @@ func checkLoaded(t *testing.T, c *Cluster) {
 	if err := s.CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzParseRunning builds scenarios of two hosts, a license pool and three
+// jobs from fuzzed small numbers and checks the loader's over-commit check
+// against a direct simulation: Parse must fail at the running_on of the
+// first job that does not fit, or succeed when all fit.
+func FuzzParseRunning(f *testing.F) {
+	f.Add([]byte{2, 3, 1, 2, 1, 1, 1, 1, 0, 2, 1, 1, 0, 1, 1, 0, 0})
+	f.Add([]byte{1, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 1, 2, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		at := func(i int, n byte) int { // the i-th number, in [0, n)
+			if i < len(b) {
+				return int(b[i] % n)
+			}
+			return 0
+		}
+		slots := [2]int{1 + at(0, 4), 1 + at(1, 4)}
+		mem := [2]int{at(2, 4) * 1000, at(3, 4) * 1000} // 0: no mem resource
+		lic := at(4, 4)
+		var y strings.Builder
+		y.WriteString("hosts:\n")
+		for h := range 2 {
+			fmt.Fprintf(&y, "  - {name: h%d, slots: %d", h, slots[h])
+			if mem[h] > 0 {
+				fmt.Fprintf(&y, ", resources: {mem: %d}", mem[h])
+			}
+			y.WriteString("}\n")
+		}
+		fmt.Fprintf(&y, "shared: {lic: %d}\njobs:\n", lic)
+		freeSlots, freeMem, freeLic := slots, [2]float64{float64(mem[0]), float64(mem[1])}, lic
+		memIsRes := mem[0] > 0 || mem[1] > 0
+		firstBad := -1
+		for j := range 3 {
+			x := [2]int{at(5+4*j, 4), at(6+4*j, 4)}
+			memPerSlot, licPerJob := at(7+4*j, 3)*500, at(8+4*j, 3)
+			fmt.Fprintf(&y, "  - {id: %d, tasks: \"1,8\", resreq: \"rusage[mem=%d:lic=%d]\"", j, memPerSlot, licPerJob)
+			if x[0]+x[1] == 0 {
+				y.WriteString("}\n")
+				continue
+			}
+			y.WriteString(", running_on: {")
+			for h := range 2 {
+				if x[h] > 0 {
+					fmt.Fprintf(&y, "h%d: %d, ", h, x[h])
+				}
+			}
+			y.WriteString("}}\n")
+			if firstBad >= 0 {
+				continue
+			}
+			fits := licPerJob <= freeLic
+			for h := range 2 {
+				if x[h] == 0 {
+					continue
+				}
+				need := float64(memPerSlot * x[h])
+				fits = fits && x[h] <= freeSlots[h] && (!memIsRes || mem[h] > 0 && need <= freeMem[h])
+			}
+			if !fits {
+				firstBad = j
+				continue
+			}
+			for h := range 2 {
+				freeSlots[h] -= x[h]
+				if memIsRes && x[h] > 0 {
+					freeMem[h] -= float64(memPerSlot * x[h])
+				}
+			}
+			freeLic -= licPerJob
+		}
+		c, err := Parse("run.yaml", []byte(y.String()))
+		switch {
+		case firstBad < 0 && err != nil:
+			t.Fatalf("%s\nunexpected error: %v", y.String(), err)
+		case firstBad >= 0 && err == nil:
+			t.Fatalf("%s\njob %d over-commits, but no error", y.String(), firstBad)
+		case firstBad >= 0:
+			var se *ScenarioError
+			if !errors.As(err, &se) || se.Path != fmt.Sprintf("jobs[%d].running_on", firstBad) {
+				t.Fatalf("%s\ngot %v, want an error at jobs[%d].running_on", y.String(), err, firstBad)
+			}
+		default:
+			checkLoaded(t, c)
+		}
+	})
 }

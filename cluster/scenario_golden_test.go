@@ -110,7 +110,9 @@ func TestLoadGolden(t *testing.T) {
 	// The running jobs as the scheduler accounts them (docs/scenario.md).
 	s := NewState(c)
 	for i := range c.Jobs {
-		s.Take(c.RunningAlloc(&c.Jobs[i]))
+		if c.Jobs[i].RunningOn != nil {
+			s.Take(c.RunningAlloc(&c.Jobs[i]))
+		}
 	}
 	if err := s.CheckInvariants(); err != nil {
 		t.Fatal(err)
@@ -235,7 +237,9 @@ func TestDocExample(t *testing.T) {
 	}
 	s2 := NewState(c)
 	for i := range c.Jobs {
-		s2.Take(c.RunningAlloc(&c.Jobs[i]))
+		if c.Jobs[i].RunningOn != nil {
+			s2.Take(c.RunningAlloc(&c.Jobs[i]))
+		}
 	}
 	mem, _ := c.ResourceByName("mem")
 	lic, _ := c.SharedByName("lic_matlab")
