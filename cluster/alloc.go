@@ -78,9 +78,13 @@ func (s *State) Fits(a *JobAlloc) error {
 // a compound or alternative requirement only slots are counted, since the
 // snapshot does not say which term runs where (docs/scenario.md). Rusage on
 // names that are neither host nor shared resources is ignored here; the
-// runner reports it as a bad request for pending jobs.
+// runner reports it as a bad request for pending jobs. A job that is not
+// running (empty RunningOn) holds nothing.
 func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 	a := &JobAlloc{Hosts: make([]HostAlloc, 0, len(j.RunningOn))}
+	if len(j.RunningOn) == 0 {
+		return a // a pending job holds nothing
+	}
 	var perSlot []ResAmount
 	if j.Req != nil && len(j.Req.Alternatives) == 1 && len(j.Req.Alternatives[0].Terms) == 1 {
 		for _, ru := range j.Req.Alternatives[0].Terms[0].Rusage {
