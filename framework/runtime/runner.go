@@ -22,16 +22,17 @@ type Runner struct {
 	view      framework.View
 	committer framework.Committer
 	preparers []framework.Preparer
+	empty     *cluster.State     // the cluster with nothing running, for BadRequest
+	hostState []framework.Reason // per host: None when open, else HostClosed or HostUnavail
 
-	req    framework.AllocRequest
-	claims []framework.Claim
-	arena  []cluster.ResAmount // backing store of the claims' Res snapshots
-	mark   []uint32            // per host: the plan attempt that claimed it
-	empty  *cluster.State      // the cluster with nothing running, for BadRequest
-	// hostState is None for an open host, else HostClosed or HostUnavail.
-	hostState []framework.Reason
-	epoch     uint32
-	order     map[int][]cluster.HostID // per term of the job being placed, when it has order[]
+	// Per attempt.
+	req      framework.AllocRequest
+	claims   []framework.Claim
+	arena    []cluster.ResAmount      // backing store of the claims' Res snapshots
+	mark     []uint32                 // per host: the plan attempt that claimed it
+	epoch    uint32                   // the current plan attempt
+	order    map[int][]cluster.HostID // per term of the job being placed, when it has order[]
+	sharedOK []int8                   // per alternative: shared prep 0 unknown, 1 fits, -1 unmet
 
 	// cursor is the host-walk position per equivalence class for the
 	// current cycle: every host before it is known not to fit a bucket of
@@ -99,7 +100,11 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	acceptor, _ := a.(framework.Acceptor)
 	clear(r.order)
 	var out outcome
-	sharedOK := make([]int8, len(job.Req.Alts)) // 0 unknown, 1 fits, -1 unmet
+	sharedOK := r.sharedOK[:0] // per alternative: 0 unknown, 1 fits, -1 unmet
+	for range job.Req.Alts {
+		sharedOK = append(sharedOK, 0)
+	}
+	r.sharedOK = sharedOK
 	for plan, ok := it.Next(); ok; plan, ok = it.Next() {
 		if bad := badPlan(job, plan); bad != "" {
 			r.pendBadRequest(job, fmt.Errorf("allocator %s: %s", a.Name(), bad))
