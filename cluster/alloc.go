@@ -4,12 +4,14 @@ import (
 	"fmt"
 )
 
-// HostAlloc is what a job holds on one host: job slots and the total
-// amounts of consumables (per-slot rusage × slots, plus limit-free extras).
+// HostAlloc is what a job holds on one host: job slots, the total amounts
+// of consumables (per-slot rusage × slots), and the limit counters charged
+// for this part of the job.
 type HostAlloc struct {
-	Host  HostID
-	Slots int
-	Res   []ResAmount
+	Host     HostID
+	Slots    int
+	Res      []ResAmount
+	Counters []CounterAmount
 }
 
 // JobAlloc is a job's allocation: its hosts (distinct, in the order the
@@ -31,8 +33,8 @@ func (a *JobAlloc) Slots() int {
 
 // Take reserves everything a holds.
 func (s *State) Take(a *JobAlloc) {
-	for _, h := range a.Hosts {
-		s.Reserve(h.Host, h.Slots, h.Res)
+	for i := range a.Hosts {
+		s.Reserve(&a.Hosts[i])
 	}
 	for _, sh := range a.Shared {
 		s.ReserveShared(sh.Shared, sh.Amount)
@@ -41,8 +43,8 @@ func (s *State) Take(a *JobAlloc) {
 
 // Give releases everything a holds (the inverse of Take).
 func (s *State) Give(a *JobAlloc) {
-	for _, h := range a.Hosts {
-		s.Release(h.Host, h.Slots, h.Res)
+	for i := range a.Hosts {
+		s.Release(&a.Hosts[i])
 	}
 	for _, sh := range a.Shared {
 		s.ReleaseShared(sh.Shared, sh.Amount)
@@ -51,7 +53,8 @@ func (s *State) Give(a *JobAlloc) {
 
 // Fits returns nil when a can be taken from s without any count going
 // negative, else an error naming the host or shared resource that would be
-// over-committed. It reserves nothing.
+// over-committed. Limit counters are not checked (a running job may exceed
+// a limit that was lowered). It reserves nothing.
 func (s *State) Fits(a *JobAlloc) error {
 	for _, h := range a.Hosts {
 		if free := s.FreeSlots(h.Host); h.Slots > free {

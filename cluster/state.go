@@ -30,6 +30,26 @@ type State struct {
 	ncols      int
 	vals       []float64 // len(Hosts) * ncols
 	sharedFree []float64 // indexed by SharedID
+	counters   []Counter // indexed by CounterID; limit instances, created lazily
+}
+
+// CounterID identifies a counter of State: one resource of one limit
+// instance.
+type CounterID int32
+
+// Counter is a usage counter with a maximum, such as the slots of one
+// per-user instance of a limit. Used may exceed Max when the limit was
+// lowered below what running jobs already hold; nothing new is admitted then.
+type Counter struct {
+	Used  float64
+	Max   float64
+	Limit int32 // index in Cluster.Limits, for pending reasons
+}
+
+// CounterAmount is an amount of one counter.
+type CounterAmount struct {
+	Counter CounterID
+	Amount  float64
 }
 
 // NewState returns the state of cluster c with nothing running.
@@ -73,21 +93,28 @@ func (s *State) Free(h HostID, r ResID) float64 {
 // SharedFree returns the unreserved amount of shared resource id.
 func (s *State) SharedFree(id SharedID) float64 { return s.sharedFree[id] }
 
-// Reserve takes slots and the given total amounts of consumables on host h.
-func (s *State) Reserve(h HostID, slots int, res []ResAmount) {
-	v := s.vals[int(h)*s.ncols:]
-	v[ColSlots] -= float64(slots)
-	for _, r := range res {
+// Reserve takes what a holds on its host: slots, consumables and limit
+// counters.
+func (s *State) Reserve(a *HostAlloc) {
+	v := s.vals[int(a.Host)*s.ncols:]
+	v[ColSlots] -= float64(a.Slots)
+	for _, r := range a.Res {
 		v[ResCol(r.Res)] -= r.Amount
+	}
+	for _, c := range a.Counters {
+		s.counters[c.Counter].Used += c.Amount
 	}
 }
 
-// Release gives back what Reserve(h, slots, res) took.
-func (s *State) Release(h HostID, slots int, res []ResAmount) {
-	v := s.vals[int(h)*s.ncols:]
-	v[ColSlots] += float64(slots)
-	for _, r := range res {
+// Release gives back what Reserve(a) took.
+func (s *State) Release(a *HostAlloc) {
+	v := s.vals[int(a.Host)*s.ncols:]
+	v[ColSlots] += float64(a.Slots)
+	for _, r := range a.Res {
 		v[ResCol(r.Res)] += r.Amount
+	}
+	for _, c := range a.Counters {
+		s.counters[c.Counter].Used -= c.Amount
 	}
 }
 
@@ -97,15 +124,56 @@ func (s *State) ReserveShared(id SharedID, amount float64) { s.sharedFree[id] -=
 // ReleaseShared gives back what ReserveShared took.
 func (s *State) ReleaseShared(id SharedID, amount float64) { s.sharedFree[id] += amount }
 
-// Clone returns a deep copy of s.
-func (s *State) Clone() *State {
-	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree)}
+// NewCounters appends one counter per entry of max, all unused and owned
+// by limit, and returns the ID of the first; the others follow in order.
+// Creating counters is not a change of allocation state: Equal treats a
+// counter that exists on one side only as unused.
+func (s *State) NewCounters(limit int32, max []float64) CounterID {
+	id := CounterID(len(s.counters))
+	for _, m := range max {
+		s.counters = append(s.counters, Counter{Max: m, Limit: limit})
+	}
+	return id
 }
 
-// Equal reports whether s and o hold the same counters (NaN equals NaN).
+// Counter returns counter id.
+func (s *State) Counter(id CounterID) Counter { return s.counters[id] }
+
+// NumCounters returns how many counters exist.
+func (s *State) NumCounters() int { return len(s.counters) }
+
+// CounterFree returns how much of counter id is left (may be negative).
+func (s *State) CounterFree(id CounterID) float64 {
+	c := &s.counters[id]
+	return c.Max - c.Used
+}
+
+// Clone returns a deep copy of s.
+func (s *State) Clone() *State {
+	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters)}
+}
+
+// Equal reports whether s and o hold the same counters (NaN equals NaN). A
+// limit counter present in only one of them must be unused.
 func (s *State) Equal(o *State) bool {
 	eq := func(a, b float64) bool { return a == b || (a != a && b != b) }
-	return s.c == o.c && slices.EqualFunc(s.vals, o.vals, eq) && slices.EqualFunc(s.sharedFree, o.sharedFree, eq)
+	if s.c != o.c || !slices.EqualFunc(s.vals, o.vals, eq) || !slices.EqualFunc(s.sharedFree, o.sharedFree, eq) {
+		return false
+	}
+	a, b := s.counters, o.counters
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	for i := range b {
+		if i < len(a) {
+			if a[i] != b[i] {
+				return false
+			}
+		} else if b[i].Used != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckInvariants returns an error naming the first host or shared resource
@@ -128,6 +196,11 @@ func (s *State) CheckInvariants() error {
 	for i, sh := range s.c.Shared {
 		if f := s.sharedFree[i]; f < 0 || f > sh.Total {
 			return fmt.Errorf("shared resource %s: %v free of %v", sh.Name, f, sh.Total)
+		}
+	}
+	for i, c := range s.counters {
+		if c.Used < 0 {
+			return fmt.Errorf("limit %s: counter %d used %v", s.c.Limits[c.Limit].Name, i, c.Used)
 		}
 	}
 	return nil

@@ -12,21 +12,37 @@ type AllocRequest struct {
 	Term   *Term
 	NSlots int
 	NHosts int
+	// Claims are the claims the plan already holds (earlier buckets), for
+	// needs counted once per job (a limit's jobs, a shared resource).
+	Claims []Claim
 	// Host is the per-host request: slots and total consumables to reserve
-	// on the candidate (per-slot rusage × NSlots, plus what preparers add).
+	// on the candidate (per-slot rusage × NSlots), and the limit counters to
+	// charge (what preparers add).
 	Host HostRequest
 }
 
 // HostRequest is the per-host part of an AllocRequest.
 type HostRequest struct {
-	Slots int
-	Res   []cluster.ResAmount
+	Slots    int
+	Res      []cluster.ResAmount
+	Counters []cluster.CounterAmount
 }
 
-// Reset empties the per-host request, keeping its buffer.
+// Reset empties the per-host request, keeping its buffers.
 func (h *HostRequest) Reset() {
 	h.Slots = 0
 	h.Res = h.Res[:0]
+	h.Counters = h.Counters[:0]
+}
+
+// Amount returns the request's total of resource r (0 when absent).
+func (h *HostRequest) Amount(r cluster.ResID) float64 {
+	for _, x := range h.Res {
+		if x.Res == r {
+			return x.Amount
+		}
+	}
+	return 0
 }
 
 // Add adds amount of resource r to the request.

@@ -96,6 +96,24 @@ type Preparer interface {
 	PrepareHost(req *AllocRequest, h cluster.HostID) (Reason, int32)
 }
 
+// JobPreparer is an optional Preparer capability: the job-level pass, run
+// once per alternative before any host is looked at. tasks is the
+// alternative's smallest task count. It returns None, or a main reason
+// (LimitReached) and its detail when the job cannot run at all now.
+type JobPreparer interface {
+	PrepareJob(job *Job, alt *Alternative, tasks int) (Reason, int32)
+}
+
+// Classifier is an optional Preparer capability: it names the part of a
+// job's equivalence class that the preparer's decisions depend on (for the
+// limit plugin: the limit instances that apply to the job). Two jobs with
+// the same compiled request, queue, task count and classes are decided
+// alike within a cycle, which the unsatisfiable cache and the host-walk
+// cursor rely on.
+type Classifier interface {
+	Class(job *Job) int32
+}
+
 // Picker orders the pending jobs of one queue for a cycle.
 type Picker interface {
 	Plugin

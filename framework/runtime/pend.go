@@ -10,6 +10,20 @@ import (
 	"github.com/xce-sched/xce/resreq"
 )
 
+// allVetoed returns the first alternative's job-level reason when every
+// alternative has one, else None.
+func (r *Runner) allVetoed() reasonKey {
+	for _, v := range r.altVeto {
+		if v.reason == framework.None {
+			return reasonKey{}
+		}
+	}
+	if len(r.altVeto) == 0 {
+		return reasonKey{}
+	}
+	return r.altVeto[0]
+}
+
 // pendBadRequest records that job's request can never run here.
 func (r *Runner) pendBadRequest(job *framework.Job, err error) {
 	job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1}
@@ -43,7 +57,8 @@ func hostRank(r framework.Reason) int {
 //  1. BadRequest when no alternative could run even on an empty cluster
 //     (more tasks than the queue's hosts have slots, span[hosts=1] larger
 //     than any host, more of a shared resource than exists);
-//  2. SharedResource when every alternative failed the shared prep;
+//  2. SharedResource or LimitReached when every alternative failed the
+//     job-level checks (the first alternative's reason);
 //  3. SameUnsatisfiable or SpanUnsatisfiable when, for some alternative,
 //     the hosts that can take tasks have enough capacity in total but the
 //     plans could not use it (same[] present or rejected: Same; else Span);
@@ -62,16 +77,17 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 		pr.Main, pr.Note = framework.BadRequest, note
 		return
 	}
-	if !out.tried && out.sharedUnmet {
-		pr.Main = framework.SharedResource
-		for _, alt := range job.Req.Alts {
-			for _, sh := range alt.Shared {
-				if sh.Amount > r.view.State.SharedFree(sh.Shared) && !slices.Contains(pr.Shared, int32(sh.Shared)) {
-					pr.Shared = append(pr.Shared, int32(sh.Shared))
+	if veto := r.allVetoed(); veto.reason != framework.None {
+		pr.Main, pr.Detail = veto.reason, veto.detail
+		if veto.reason == framework.SharedResource {
+			for _, alt := range job.Req.Alts {
+				for _, sh := range alt.Shared {
+					if sh.Amount > r.view.State.SharedFree(sh.Shared) && !slices.Contains(pr.Shared, int32(sh.Shared)) {
+						pr.Shared = append(pr.Shared, int32(sh.Shared))
+					}
 				}
 			}
 		}
-		pr.Detail = pr.Shared[0]
 		return
 	}
 	d := r.diagnose(job)
@@ -124,7 +140,7 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	alts := make([]int, 0, len(job.Req.Alts))
 	var sums [][]int // per tried alternative, per term: total capacity
 	for ai := range job.Req.Alts {
-		if r.sharedFits(&job.Req.Alts[ai]) {
+		if r.altVeto[ai].reason == framework.None {
 			alts = append(alts, ai)
 			sums = append(sums, make([]int, len(job.Req.Alts[ai].Terms)))
 		}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -32,21 +33,29 @@ type Runner struct {
 	mark     []uint32                 // per host: the plan attempt that claimed it
 	epoch    uint32                   // the current plan attempt
 	order    map[int][]cluster.HostID // per term of the job being placed, when it has order[]
-	sharedOK []int8                   // per alternative: shared prep 0 unknown, 1 fits, -1 unmet
+	altVeto  []reasonKey              // per alternative: None, or the job-level reason ruling it out
+	counters []cluster.CounterAmount  // backing store of the claims' Counters snapshots
 
-	// cursor is the host-walk position per equivalence class for the
-	// current cycle: every host before it is known not to fit a bucket of
-	// the class (state only shrinks within a cycle). Disabled when
-	// preparers could make a host's fit depend on the job (limits).
+	jobPreparers []framework.JobPreparer
+	classifiers  []framework.Classifier
+	// classified: every preparer is a Classifier, so a job's class captures
+	// everything that decides a host's fit (else the cursor is off).
+	classified bool
+	sigs       map[string]int32 // interned tuples of classifier outputs
+
+	// Per cycle. cursor is the host-walk position per equivalence class
+	// and bucket: every host before it is known not to fit such a bucket
+	// (state only shrinks within a cycle). unsat holds the reasons of the
+	// classes that pended.
 	cursor map[cursorKey]int
+	unsat  map[classKey]framework.PendReasons
 }
 
 type cursorKey struct {
-	req   *framework.Request
+	class classKey
 	alt   int
 	term  int
 	slots int
-	queue cluster.QueueID
 }
 
 // NewRunner returns a runner over state s that commits through c and runs
@@ -62,7 +71,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 			hostState[h] = framework.HostUnavail
 		}
 	}
-	return &Runner{
+	r := &Runner{
 		view:      framework.View{Cluster: c, State: s},
 		hostState: hostState,
 		empty:     cluster.NewState(c),
@@ -71,27 +80,64 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		mark:      make([]uint32, len(c.Hosts)),
 		order:     map[int][]cluster.HostID{},
 		cursor:    map[cursorKey]int{},
+		unsat:     map[classKey]framework.PendReasons{},
+		sigs:      map[string]int32{},
 	}
+	r.classified = true
+	for _, p := range preparers {
+		if jp, ok := p.(framework.JobPreparer); ok {
+			r.jobPreparers = append(r.jobPreparers, jp)
+		}
+		if cl, ok := p.(framework.Classifier); ok {
+			r.classifiers = append(r.classifiers, cl)
+		} else {
+			r.classified = false
+		}
+	}
+	return r
 }
 
 // View returns the read-only view plugins plan against.
 func (r *Runner) View() *framework.View { return &r.view }
 
 // BeginCycle starts a new scheduling cycle: it forgets the host-walk
-// cursors, which are valid only while no resources are released.
-func (r *Runner) BeginCycle() { clear(r.cursor) }
+// cursors and the unsatisfiable cache, which are valid only while no
+// resources are released.
+func (r *Runner) BeginCycle() {
+	clear(r.cursor)
+	clear(r.unsat)
+}
 
 // Allocate tries to place job with allocator a. It returns true when the job
 // was placed: job.Alloc is then published and job.State is Running. It
 // returns false when the job pends: job.Reasons then holds one main reason
 // and the per-host reasons. A non-nil error means the committer failed;
 // every claim was rolled back and the state is exactly as before the call.
+//
+// Within a cycle, a job whose equivalence class (compiled request, queue,
+// task count, and the classes its preparers give it: for limits, the limit
+// instances that apply) already pended gets the same reasons without any
+// host being looked at: resources only shrink within a cycle, so whatever
+// stopped one job of the class stops the others.
 func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, error) {
 	job.Reasons = framework.PendReasons{}
 	if job.Req == nil {
 		r.pendBadRequest(job, job.ReqErr)
 		return false, nil
 	}
+	class := r.classOf(job)
+	if reasons, ok := r.unsat[class]; ok {
+		job.Reasons = reasons
+		return false, nil
+	}
+	placed, err := r.allocate(job, a, class)
+	if err == nil && !placed {
+		r.unsat[class] = job.Reasons
+	}
+	return placed, err
+}
+
+func (r *Runner) allocate(job *framework.Job, a framework.Allocator, class classKey) (bool, error) {
 	it, err := a.Plans(job, &r.view)
 	if err != nil {
 		r.pendBadRequest(job, fmt.Errorf("%s: %w", a.Name(), err))
@@ -99,30 +145,19 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	}
 	acceptor, _ := a.(framework.Acceptor)
 	clear(r.order)
+	r.prepareJob(job)
 	var out outcome
-	sharedOK := r.sharedOK[:0] // per alternative: 0 unknown, 1 fits, -1 unmet
-	for range job.Req.Alts {
-		sharedOK = append(sharedOK, 0)
-	}
-	r.sharedOK = sharedOK
 	for plan, ok := it.Next(); ok; plan, ok = it.Next() {
 		if bad := badPlan(job, plan); bad != "" {
 			r.pendBadRequest(job, fmt.Errorf("allocator %s: %s", a.Name(), bad))
 			return false, nil
 		}
-		alt := &job.Req.Alts[plan.Alt]
-		if sharedOK[plan.Alt] == 0 {
-			sharedOK[plan.Alt] = 1
-			if !r.sharedFits(alt) {
-				sharedOK[plan.Alt] = -1
-			}
-		}
-		if sharedOK[plan.Alt] < 0 {
-			out.sharedUnmet = true
+		if r.altVeto[plan.Alt].reason != framework.None {
 			continue
 		}
 		out.tried = true
-		if !r.tryPlan(job, plan, alt) {
+		alt := &job.Req.Alts[plan.Alt]
+		if !r.tryPlan(job, plan, alt, class) {
 			continue
 		}
 		if acceptor != nil && !acceptor.Accepts(job, plan, r.claims, &r.view) {
@@ -137,6 +172,70 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	}
 	r.pend(job, out)
 	return false, nil
+}
+
+// classKey identifies a job's equivalence class within a cycle.
+type classKey struct {
+	req      *framework.Request
+	queue    cluster.QueueID
+	min, max int
+	sig      int32 // the preparers' classes, interned
+}
+
+func (r *Runner) classOf(job *framework.Job) classKey {
+	k := classKey{req: job.Req, queue: job.Spec.Queue, min: job.Spec.TasksMin, max: job.Spec.TasksMax}
+	switch len(r.classifiers) {
+	case 0:
+	case 1:
+		k.sig = r.classifiers[0].Class(job)
+	default:
+		var b []byte
+		for _, c := range r.classifiers {
+			b = binary.AppendVarint(b, int64(c.Class(job)))
+		}
+		id, ok := r.sigs[string(b)]
+		if !ok {
+			id = int32(len(r.sigs))
+			r.sigs[string(b)] = id
+		}
+		k.sig = id
+	}
+	return k
+}
+
+// prepareJob runs the job-level checks for every alternative: the shared
+// prep (each shared resource in rusage[] has at least that much
+// unreserved: total − committed − claimed this cycle, which is what the
+// state holds) and the JobPreparers' job-level pass. r.altVeto records, per
+// alternative, None or the main reason that rules it out.
+func (r *Runner) prepareJob(job *framework.Job) {
+	r.altVeto = r.altVeto[:0]
+	for ai := range job.Req.Alts {
+		alt := &job.Req.Alts[ai]
+		veto := reasonKey{detail: -1}
+		for _, sh := range alt.Shared {
+			if sh.Amount > r.view.State.SharedFree(sh.Shared) {
+				veto = reasonKey{framework.SharedResource, int32(sh.Shared)}
+				break
+			}
+		}
+		if veto.reason == framework.None {
+			tasks := job.Spec.TasksMin
+			if alt.Compound() {
+				tasks = 0
+				for _, t := range alt.Terms {
+					tasks += t.Tasks
+				}
+			}
+			for _, p := range r.jobPreparers {
+				if reason, detail := p.PrepareJob(job, alt, tasks); reason != framework.None {
+					veto = reasonKey{reason, detail}
+					break
+				}
+			}
+		}
+		r.altVeto = append(r.altVeto, veto)
+	}
 }
 
 // badPlan returns why plan is malformed (a plugin bug), or "".
@@ -158,26 +257,13 @@ func badPlan(job *framework.Job, plan *framework.Plan) string {
 
 // outcome is what a failed attempt saw, for choosing the main reason.
 type outcome struct {
-	tried       bool // some plan passed shared prep
-	sharedUnmet bool // some alternative failed shared prep
-	rejected    bool // Accepts rejected a complete plan
-}
-
-// sharedFits is the shared prep: every shared resource the alternative
-// needs has at least that much unreserved (total − committed − claimed this
-// cycle; the state's free amount is exactly that).
-func (r *Runner) sharedFits(alt *framework.Alternative) bool {
-	for _, sh := range alt.Shared {
-		if sh.Amount > r.view.State.SharedFree(sh.Shared) {
-			return false
-		}
-	}
-	return true
+	tried    bool // some plan passed the job-level checks
+	rejected bool // Accepts rejected a complete plan
 }
 
 // tryPlan claims one host per bucket of plan, or rolls back and returns
 // false when a bucket finds no host.
-func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative) bool {
+func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative, class classKey) bool {
 	r.newAttempt()
 	stop := -1
 	for b, bk := range plan.Buckets {
@@ -190,8 +276,8 @@ func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framewor
 			// Continue where the previous identical bucket stopped: every
 			// host before that point failed or is claimed by this plan.
 			start = stop + 1
-		case len(r.preparers) == 0 && len(pins) == 0 && term.Order == nil:
-			key = cursorKey{job.Req, plan.Alt, bk.Term, bk.Slots, job.Spec.Queue}
+		case len(pins) == 0 && term.Order == nil && r.classified:
+			key = cursorKey{class, plan.Alt, bk.Term, bk.Slots}
 			start, useCursor = r.cursor[key], true
 		}
 		pos, firstOpen := r.walk(job, alt, term, bk, b, pins, cands, start)
@@ -284,6 +370,11 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 			return framework.HostNotEnoughResource, int32(ra.Res)
 		}
 	}
+	for _, ca := range r.req.Host.Counters {
+		if ca.Amount > 0 && ca.Amount > st.CounterFree(ca.Counter) {
+			return framework.HostLimit, st.Counter(ca.Counter).Limit
+		}
+	}
 	return framework.None, -1
 }
 
@@ -293,6 +384,7 @@ func (r *Runner) prepare(job *framework.Job, alt *framework.Alternative, term *f
 	q := &r.req
 	q.Job, q.Alt, q.Term = job, alt, term
 	q.NSlots, q.NHosts = nslots, 1
+	q.Claims = r.claims
 	q.Host.Reset()
 	q.Host.Slots = nslots
 	for _, ru := range term.PerSlot {
@@ -310,6 +402,7 @@ func (r *Runner) prepare(job *framework.Job, alt *framework.Alternative, term *f
 func (r *Runner) newAttempt() {
 	r.claims = r.claims[:0]
 	r.arena = r.arena[:0]
+	r.counters = r.counters[:0]
 	r.epoch++
 	if r.epoch == 0 { // wrapped: forget every old mark
 		clear(r.mark)
@@ -320,14 +413,17 @@ func (r *Runner) newAttempt() {
 // claim reserves the per-host request on h for bucket b and keeps a
 // snapshot of it, owned by the attempt until finalize or rollback.
 func (r *Runner) claim(h cluster.HostID, b int) {
-	lo := len(r.arena)
-	r.arena = append(r.arena, r.req.Host.Res...)
-	res := r.arena[lo:len(r.arena):len(r.arena)]
-	if len(res) == 0 {
-		res = nil
+	c := framework.Claim{Bucket: b, HostAlloc: cluster.HostAlloc{Host: h, Slots: r.req.Host.Slots}}
+	if n := len(r.req.Host.Res); n > 0 {
+		r.arena = append(r.arena, r.req.Host.Res...)
+		c.Res = r.arena[len(r.arena)-n : len(r.arena) : len(r.arena)]
 	}
-	r.view.State.Reserve(h, r.req.Host.Slots, res)
-	r.claims = append(r.claims, framework.Claim{Bucket: b, HostAlloc: cluster.HostAlloc{Host: h, Slots: r.req.Host.Slots, Res: res}})
+	if n := len(r.req.Host.Counters); n > 0 {
+		r.counters = append(r.counters, r.req.Host.Counters...)
+		c.Counters = r.counters[len(r.counters)-n : len(r.counters) : len(r.counters)]
+	}
+	r.view.State.Reserve(&c.HostAlloc)
+	r.claims = append(r.claims, c)
 	r.mark[h] = r.epoch
 }
 
@@ -336,11 +432,12 @@ func (r *Runner) claim(h cluster.HostID, b int) {
 func (r *Runner) rollback() {
 	for i := len(r.claims) - 1; i >= 0; i-- {
 		c := &r.claims[i]
-		r.view.State.Release(c.Host, c.Slots, c.Res)
+		r.view.State.Release(&c.HostAlloc)
 		r.mark[c.Host] = 0
 	}
 	r.claims = r.claims[:0]
 	r.arena = r.arena[:0]
+	r.counters = r.counters[:0]
 }
 
 // finalize builds the JobAlloc in a local from the claims and the
@@ -351,7 +448,7 @@ func (r *Runner) rollback() {
 func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error {
 	alloc := &cluster.JobAlloc{Hosts: make([]cluster.HostAlloc, len(r.claims))}
 	for i, c := range r.claims {
-		alloc.Hosts[i] = cluster.HostAlloc{Host: c.Host, Slots: c.Slots, Res: slices.Clone(c.Res)}
+		alloc.Hosts[i] = cluster.HostAlloc{Host: c.Host, Slots: c.Slots, Res: slices.Clone(c.Res), Counters: slices.Clone(c.Counters)}
 	}
 	for _, sh := range alt.Shared {
 		if sh.Amount > 0 {
@@ -372,6 +469,7 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 	// The state keeps the reservations; the claims are now the job's.
 	r.claims = r.claims[:0]
 	r.arena = r.arena[:0]
+	r.counters = r.counters[:0]
 	job.Alloc = alloc
 	job.State = framework.Running
 	return nil
@@ -399,11 +497,13 @@ func (r *Runner) commit(job *framework.Job, alloc *cluster.JobAlloc) error {
 }
 
 // Release gives back everything a finished (or killed) job holds and marks
-// it Done. Only the owner of the cycle calls it, between cycles.
+// it Done. Resources grow, so the cycle's cursors and unsatisfiable cache
+// are forgotten. Only the owner of the cycle calls it, between cycles.
 func (r *Runner) Release(job *framework.Job) {
-	if job.Alloc == nil {
+	if job.Alloc == nil || job.State != framework.Running {
 		return
 	}
 	r.view.State.Give(job.Alloc)
 	job.State = framework.Done
+	r.BeginCycle()
 }
