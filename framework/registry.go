@@ -3,10 +3,20 @@ package framework
 import (
 	"fmt"
 	"sort"
+
+	"github.com/xce-sched/xce/cluster"
 )
 
-// Factory builds a plugin instance.
-type Factory func() (Plugin, error)
+// Handle is what a plugin factory gets: the cluster and the state the
+// plugin's scheduler works on. Plugins read the state; only the runner
+// changes allocations in it.
+type Handle struct {
+	Cluster *cluster.Cluster
+	State   *cluster.State
+}
+
+// Factory builds a plugin instance for one scheduler.
+type Factory func(h Handle) (Plugin, error)
 
 // Registry maps plugin names to factories. It is explicit: plugins are
 // added by the code that builds the registry (plugins.NewInTreeRegistry),
@@ -22,13 +32,13 @@ func (r Registry) Register(name string, f Factory) error {
 	return nil
 }
 
-// New builds the named plugin.
-func (r Registry) New(name string) (Plugin, error) {
+// New builds the named plugin for the scheduler h describes.
+func (r Registry) New(name string, h Handle) (Plugin, error) {
 	f, ok := r[name]
 	if !ok {
 		return nil, fmt.Errorf("no plugin named %q (have %v)", name, r.Names())
 	}
-	p, err := f()
+	p, err := f(h)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}

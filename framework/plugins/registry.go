@@ -3,13 +3,15 @@ package plugins
 
 import (
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/plugins/parjob"
 	"github.com/xce-sched/xce/framework/plugins/priority"
 	"github.com/xce-sched/xce/framework/plugins/seqjob"
 )
 
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
-// the seqjob and parjob allocators and the priority picker.
+// the seqjob and parjob allocators, the priority picker and the limit
+// preparer.
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{}
 	must := func(err error) {
@@ -17,8 +19,9 @@ func NewInTreeRegistry() framework.Registry {
 			panic(err) // names below are distinct constants; a clash is a programming error
 		}
 	}
-	must(r.Register(seqjob.Name, func() (framework.Plugin, error) { return seqjob.New(), nil }))
-	must(r.Register(parjob.Name, func() (framework.Plugin, error) { return parjob.New(), nil }))
-	must(r.Register(priority.Name, func() (framework.Plugin, error) { return priority.Plugin{}, nil }))
+	must(r.Register(seqjob.Name, func(framework.Handle) (framework.Plugin, error) { return seqjob.New(), nil }))
+	must(r.Register(parjob.Name, func(framework.Handle) (framework.Plugin, error) { return parjob.New(), nil }))
+	must(r.Register(priority.Name, func(framework.Handle) (framework.Plugin, error) { return priority.Plugin{}, nil }))
+	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
 }

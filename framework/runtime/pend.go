@@ -64,9 +64,11 @@ func hostRank(r framework.Reason) int {
 //     plans could not use it (same[] present or rejected: Same; else Span);
 //  4. NoHostMatch when no host can take a task for a reason other than
 //     its closed/unavailable state or select[];
-//  5. otherwise the capacity reason counted on the most hosts (slots,
-//     a resource, a limit; ties in that order), or, when every blocking
-//     host still has some room, what bounds that room.
+//  5. otherwise the capacity reason counted on the most hosts, counting
+//     for a host that cannot take a task why not (slots, a resource, a
+//     limit) and for a host that can take some tasks what stops it taking
+//     more than it can (a resource or a limit, when below its free slots);
+//     ties go to the more specific reason: limit, then resource, then slots.
 //
 // Host reasons say why a host cannot take even one task of any term of any
 // tried alternative; hosts that could take a task have none.
@@ -101,8 +103,6 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 		pr.Main = framework.NoHostMatch
 	case d.capacity != (reasonKey{}):
 		pr.Main, pr.Detail = mainOf(d.capacity.reason), d.capacity.detail
-	case d.bound >= 0:
-		pr.Main, pr.Detail = framework.NotEnoughResource, d.bound
 	default:
 		pr.Main = framework.NotEnoughSlots
 	}
@@ -129,7 +129,6 @@ type diagnosis struct {
 	anyUsable bool      // some host can take a task of some term
 	enough    bool      // some alternative has enough capacity in total
 	same      bool      // that alternative has same[]
-	bound     int32     // resource that bounds usable hosts' room most often, -1 if none
 }
 
 // diagnose evaluates every host of the job's queue against every term of
@@ -145,13 +144,13 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 			sums = append(sums, make([]int, len(job.Req.Alts[ai].Terms)))
 		}
 	}
-	d := diagnosis{bound: -1}
+	d := diagnosis{}
 	hosts := c.Queues[job.Spec.Queue].Hosts
 	n := len(c.Hosts)
 	if hosts != nil {
 		n = len(hosts)
 	}
-	var boundCount []int
+	var bounds []framework.HostReasonCount // what limits usable hosts' room
 	for i := 0; i < n; i++ {
 		h := cluster.HostID(i)
 		if hosts != nil {
@@ -165,10 +164,11 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 				reason, detail := r.check(job, alt, term, 1, nil, h, false)
 				if reason == framework.None {
 					usable = true
-					capa := r.view.Capacity(h, term)
+					capa := r.capacity(job, alt, term, h)
 					sums[k][ti] += capa
-					if res, ok := boundingResource(st, h, term, capa); ok {
-						boundCount = addCount(boundCount, int(res))
+					if capa < st.FreeSlots(h) {
+						reason, detail := r.check(job, alt, term, capa+1, nil, h, false)
+						bounds = addHostReason(bounds, reasonKey{reason, detail})
 					}
 					continue
 				}
@@ -207,41 +207,45 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	slices.SortFunc(d.counts, func(a, b framework.HostReasonCount) int {
 		return cmp.Or(cmp.Compare(b.Hosts, a.Hosts), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
 	})
-	top := 0
+	// The capacity reason, counted over blocked hosts and bounded ones.
+	merged := bounds
 	for _, hc := range d.counts {
-		if hostRank(hc.Reason) >= 2 && hc.Hosts > top {
-			top, d.capacity = hc.Hosts, reasonKey{hc.Reason, hc.Detail}
+		if hostRank(hc.Reason) >= 2 {
+			for range hc.Hosts {
+				merged = addHostReason(merged, reasonKey{hc.Reason, hc.Detail})
+			}
 		}
 	}
-	most := 0
-	for res, cnt := range boundCount {
-		if cnt > most {
-			most, d.bound = cnt, int32(res)
+	top := 0
+	for _, hc := range merged {
+		k := reasonKey{hc.Reason, hc.Detail}
+		if hostRank(k.reason) < 2 {
+			continue
+		}
+		rk, rb := hostRank(k.reason), hostRank(d.capacity.reason)
+		if hc.Hosts > top || hc.Hosts == top && (rk > rb || rk == rb && k.detail < d.capacity.detail) {
+			top, d.capacity = hc.Hosts, k
 		}
 	}
 	return d
 }
 
-// boundingResource reports the per-slot resource that keeps host h's
-// capacity for term below its free slots, if any.
-func boundingResource(st *cluster.State, h cluster.HostID, term *framework.Term, capa int) (cluster.ResID, bool) {
-	if capa >= st.FreeSlots(h) {
-		return 0, false
-	}
-	for _, ru := range term.PerSlot {
-		if ru.Amount > 0 && float64(capa+1)*ru.Amount > st.Free(h, ru.Res) {
-			return ru.Res, true
+// capacity returns how many tasks of term host h can take now, as the
+// runner's own check decides (limits included): the largest k, at most the
+// host's free slots and per-slot rusage allow, for which the check passes.
+// The check is monotone in k, so a binary search finds it. The caller has
+// checked that k = 1 passes.
+func (r *Runner) capacity(job *framework.Job, alt *framework.Alternative, term *framework.Term, h cluster.HostID) int {
+	lo, hi := 1, max(r.view.Capacity(h, term), 1)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if reason, _ := r.check(job, alt, term, mid, nil, h, false); reason == framework.None {
+			lo = mid
+		} else {
+			hi = mid - 1
 		}
 	}
-	return 0, false
-}
-
-func addCount(counts []int, i int) []int {
-	for len(counts) <= i {
-		counts = append(counts, 0)
-	}
-	counts[i]++
-	return counts
+	return lo
 }
 
 func addHostReason(counts []framework.HostReasonCount, k reasonKey) []framework.HostReasonCount {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/plugins/parjob"
 	"github.com/xce-sched/xce/framework/plugins/seqjob"
 )
@@ -21,6 +22,8 @@ type Scheduler struct {
 	State     *cluster.State
 	Jobs      []*framework.Job // in the cluster's job order
 	Committer framework.Committer
+	// Limits is the limit plugin, nil when the cluster has no limits.
+	Limits *limit.Plugin
 
 	runner  *Runner
 	seq     framework.Allocator
@@ -36,7 +39,8 @@ type Options struct {
 	Registry framework.Registry
 	// Committer persists allocations; nil means a new MemCommitter.
 	Committer framework.Committer
-	// Preparers run in every prepare fan-out, in order.
+	// Preparers run in every prepare fan-out, in order, after the
+	// registry's "limit" plugin (built when the cluster has limits).
 	Preparers []framework.Preparer
 }
 
@@ -50,13 +54,28 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	if s.Committer == nil {
 		s.Committer = NewMemCommitter()
 	}
+	h := framework.Handle{Cluster: c, State: s.State}
 	var err error
-	if s.seq, err = newAllocator(opts.Registry, seqjob.Name); err != nil {
+	if s.seq, err = newAllocator(opts.Registry, seqjob.Name, h); err != nil {
 		return nil, err
 	}
-	if s.par, err = newAllocator(opts.Registry, parjob.Name); err != nil {
+	if s.par, err = newAllocator(opts.Registry, parjob.Name, h); err != nil {
 		return nil, err
 	}
+	var preparers []framework.Preparer
+	if len(c.Limits) > 0 {
+		p, err := opts.Registry.New(limit.Name, h)
+		if err != nil {
+			return nil, err
+		}
+		lp, ok := p.(framework.Preparer)
+		if !ok {
+			return nil, fmt.Errorf("plugin %s is not a preparer", limit.Name)
+		}
+		preparers = append(preparers, lp)
+		s.Limits, _ = p.(*limit.Plugin)
+	}
+	preparers = append(preparers, opts.Preparers...)
 	for _, q := range c.Queues {
 		switch q.Policy {
 		case cluster.PolicyFCFS, cluster.PolicyFirstFit, "":
@@ -64,7 +83,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			return nil, fmt.Errorf("queue %s: policy %q is not implemented yet (fcfs and firstfit are)", q.Name, q.Policy)
 		}
 		name := cmp.Or(q.Picker, "priority")
-		p, err := opts.Registry.New(name)
+		p, err := opts.Registry.New(name, h)
 		if err != nil {
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
@@ -74,7 +93,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		}
 		s.pickers = append(s.pickers, picker)
 	}
-	s.runner = NewRunner(s.State, s.Committer, opts.Preparers...)
+	s.runner = NewRunner(s.State, s.Committer, preparers...)
 	type reqKey struct {
 		canonical string
 		min, max  int
@@ -99,6 +118,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			if err := s.State.Fits(job.Alloc); err != nil {
 				return nil, fmt.Errorf("job %d: running allocation over-commits: %w", spec.ID, err)
 			}
+			chargeLimits(job, preparers)
 			s.State.Take(job.Alloc)
 			job.State = framework.Running
 			job.Start = spec.Start
@@ -108,8 +128,30 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	return s, nil
 }
 
-func newAllocator(reg framework.Registry, name string) (framework.Allocator, error) {
-	p, err := reg.New(name)
+// chargeLimits fills in the limit counters a running job of the snapshot
+// holds, by running the prepare fan-out over its allocation host by host,
+// as if the runner were placing it.
+func chargeLimits(job *framework.Job, preparers []framework.Preparer) {
+	if len(preparers) == 0 {
+		return
+	}
+	alt := &framework.Alternative{Shared: job.Alloc.Shared}
+	req := framework.AllocRequest{Job: job, Alt: alt, NHosts: 1}
+	claims := make([]framework.Claim, 0, len(job.Alloc.Hosts))
+	for i := range job.Alloc.Hosts {
+		ha := &job.Alloc.Hosts[i]
+		req.NSlots, req.Claims = ha.Slots, claims
+		req.Host = framework.HostRequest{Slots: ha.Slots, Res: ha.Res}
+		for _, p := range preparers {
+			p.PrepareHost(&req, ha.Host)
+		}
+		ha.Counters = req.Host.Counters
+		claims = append(claims, framework.Claim{Bucket: i, HostAlloc: *ha})
+	}
+}
+
+func newAllocator(reg framework.Registry, name string, h framework.Handle) (framework.Allocator, error) {
+	p, err := reg.New(name, h)
 	if err != nil {
 		return nil, err
 	}

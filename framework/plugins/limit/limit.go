@@ -1,0 +1,367 @@
+// Package limit enforces resource allocation limits with the semantics of
+// LSF's lsb.resources Limit sections (docs/limits.md): consumers (users,
+// queues, hosts, projects; lists, all, or one instance per consumer) and
+// maxima on slots, jobs, host consumables and shared resources.
+//
+// The plugin takes part in the runner's prepare fan-out: a job-level pass
+// (PrepareJob) that rules a job out when a limit it falls under cannot take
+// even its smallest task count, and a per-host pass (PrepareHost) that adds
+// the limit counters a candidate would charge to the per-host request. The
+// runner checks and reserves those counters with everything else, so a
+// limit is never over-committed. Limit instances (one counter per limited
+// resource) are created lazily, on first use.
+package limit
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+)
+
+// Name is the plugin's registry name.
+const Name = "limit"
+
+// resKind is what a limited resource counts.
+type resKind uint8
+
+const (
+	kindSlots   resKind = iota // task slots (on the limit's hosts)
+	kindJobs                   // running jobs (per host for a per-host limit)
+	kindHostRes                // a host consumable's rusage (mem in MB)
+	kindShared                 // a shared resource's rusage, once per job
+)
+
+type limRes struct {
+	kind resKind
+	id   int32 // ResID or SharedID
+	max  float64
+}
+
+// compiled is one Limit resolved against the cluster.
+type compiled struct {
+	idx      int32
+	lim      *cluster.Limit
+	queueSet []bool // per queue: matches (nil: every queue)
+	hostMask []bool // per host: counted (nil: every host)
+	res      []limRes
+	maxes    []float64
+}
+
+// instKey identifies one limit instance apart from its host: the consumers
+// it is per (empty when the limit is shared by all its consumers).
+type instKey struct {
+	limit   int32
+	user    string
+	queue   cluster.QueueID // -1 unless per_queue
+	project string
+}
+
+type hostKey struct {
+	inst int32
+	host cluster.HostID
+}
+
+// Instance is one limit instance as `xce limits` shows it.
+type Instance struct {
+	Limit   int // index in Cluster.Limits
+	User    string
+	Queue   string
+	Project string
+	Host    string
+	// First is the counter of the limit's first resource; the others follow.
+	First cluster.CounterID
+}
+
+// Plugin is the limit plugin for one cluster state.
+type Plugin struct {
+	c      *cluster.Cluster
+	st     *cluster.State
+	limits []compiled
+
+	insts     []instKey         // interned instances, by instance number
+	instIdx   map[instKey]int32 // instance → number
+	instFirst []cluster.CounterID
+	hostFirst map[hostKey]cluster.CounterID
+	shown     []Instance // every instance created, in creation order
+	classes   map[string]int32
+
+	// The job whose applicable limits are cached.
+	job     *framework.Job
+	applied []applied
+	class   int32
+}
+
+type applied struct {
+	lim  *compiled
+	inst int32 // instance number (without host)
+}
+
+var (
+	_ framework.Preparer    = (*Plugin)(nil)
+	_ framework.JobPreparer = (*Plugin)(nil)
+	_ framework.Classifier  = (*Plugin)(nil)
+)
+
+// New compiles c's limits against state st, whose counters the plugin's
+// instances live in.
+func New(c *cluster.Cluster, st *cluster.State) *Plugin {
+	p := &Plugin{c: c, st: st, instIdx: map[instKey]int32{}, hostFirst: map[hostKey]cluster.CounterID{}, classes: map[string]int32{}}
+	for i := range c.Limits {
+		l := &c.Limits[i]
+		cl := compiled{idx: int32(i), lim: l}
+		if l.Queues.Set() && !l.Queues.All {
+			cl.queueSet = make([]bool, len(c.Queues))
+			for _, name := range l.Queues.Names {
+				if q, ok := c.QueueByName(name); ok {
+					cl.queueSet[q] = true
+				}
+			}
+		}
+		if l.Hosts.Set() && !l.Hosts.All {
+			cl.hostMask = make([]bool, len(c.Hosts))
+			for _, name := range l.Hosts.Names {
+				if h, ok := c.HostByName(name); ok {
+					cl.hostMask[h] = true
+				}
+			}
+		}
+		if l.Slots >= 0 {
+			cl.res = append(cl.res, limRes{kindSlots, 0, float64(l.Slots)})
+		}
+		if l.Jobs >= 0 {
+			cl.res = append(cl.res, limRes{kindJobs, 0, float64(l.Jobs)})
+		}
+		for _, lr := range l.Resources {
+			if r, ok := c.ResourceByName(lr.Name); ok {
+				cl.res = append(cl.res, limRes{kindHostRes, int32(r), lr.Max})
+			} else if s, ok := c.SharedByName(lr.Name); ok {
+				cl.res = append(cl.res, limRes{kindShared, int32(s), lr.Max})
+			}
+		}
+		for _, r := range cl.res {
+			cl.maxes = append(cl.maxes, r.max)
+		}
+		p.limits = append(p.limits, cl)
+	}
+	return p
+}
+
+// Name implements framework.Plugin.
+func (*Plugin) Name() string { return Name }
+
+func matches(c cluster.Consumers, name string) bool {
+	return !c.Set() || c.All || slices.Contains(c.Names, name)
+}
+
+// bind computes (once per job) the limits that apply to job and their
+// instances.
+func (p *Plugin) bind(job *framework.Job) {
+	if p.job == job {
+		return
+	}
+	p.job, p.applied = job, p.applied[:0]
+	spec := job.Spec
+	var sig []byte
+	for i := range p.limits {
+		cl := &p.limits[i]
+		l := cl.lim
+		if !matches(l.Users, spec.User) || !matches(l.Projects, spec.Project) ||
+			(cl.queueSet != nil && !cl.queueSet[spec.Queue]) {
+			continue
+		}
+		k := instKey{limit: cl.idx, queue: -1}
+		if l.Users.PerConsumer {
+			k.user = spec.User
+		}
+		if l.Queues.PerConsumer {
+			k.queue = spec.Queue
+		}
+		if l.Projects.PerConsumer {
+			k.project = spec.Project
+		}
+		n, ok := p.instIdx[k]
+		if !ok {
+			n = int32(len(p.insts))
+			p.insts = append(p.insts, k)
+			p.instIdx[k] = n
+			p.instFirst = append(p.instFirst, -1)
+		}
+		p.applied = append(p.applied, applied{cl, n})
+		sig = binary.AppendVarint(sig, int64(n))
+	}
+	id, ok := p.classes[string(sig)]
+	if !ok {
+		id = int32(len(p.classes))
+		p.classes[string(sig)] = id
+	}
+	p.class = id
+}
+
+// counters returns the first counter of instance a on host h (the shared
+// instance when the limit is not per host), creating it on first use.
+func (p *Plugin) counters(a applied, h cluster.HostID) cluster.CounterID {
+	if a.lim.lim.Hosts.PerConsumer {
+		k := hostKey{a.inst, h}
+		id, ok := p.hostFirst[k]
+		if !ok {
+			id = p.create(a, h)
+			p.hostFirst[k] = id
+		}
+		return id
+	}
+	if p.instFirst[a.inst] < 0 {
+		p.instFirst[a.inst] = p.create(a, -1)
+	}
+	return p.instFirst[a.inst]
+}
+
+func (p *Plugin) create(a applied, h cluster.HostID) cluster.CounterID {
+	id := p.st.NewCounters(a.lim.idx, a.lim.maxes)
+	k := p.insts[a.inst]
+	in := Instance{Limit: int(a.lim.idx), User: k.user, Project: k.project, First: id}
+	if k.queue >= 0 {
+		in.Queue = p.c.Queues[k.queue].Name
+	}
+	if h >= 0 {
+		in.Host = p.c.Hosts[h].Name
+	}
+	p.shown = append(p.shown, in)
+	return id
+}
+
+// Class implements framework.Classifier: jobs under the same limit
+// instances get the same class.
+func (p *Plugin) Class(job *framework.Job) int32 {
+	p.bind(job)
+	return p.class
+}
+
+// PrepareJob implements framework.JobPreparer. For every limit that
+// applies to job on all hosts (no hosts consumer) and is not per host, it
+// checks that the alternative's smallest placement (tasks slots, their
+// per-slot rusage, one job, the shared rusage) still fits; else the job
+// pends with LimitReached naming the limit.
+func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, tasks int) (framework.Reason, int32) {
+	p.bind(job)
+	for _, a := range p.applied {
+		l := a.lim.lim
+		if l.Hosts.Set() {
+			continue // usage depends on where the job lands
+		}
+		first := p.counters(a, -1)
+		for k, r := range a.lim.res {
+			need := 0.0
+			switch r.kind {
+			case kindSlots:
+				need = float64(tasks)
+			case kindJobs:
+				need = 1
+			case kindHostRes:
+				for ti := range alt.Terms {
+					t := &alt.Terms[ti]
+					n := t.Tasks
+					if n == 0 {
+						n = tasks
+					}
+					for _, ru := range t.PerSlot {
+						if int32(ru.Res) == r.id {
+							need += ru.Amount * float64(n)
+						}
+					}
+				}
+			case kindShared:
+				need = sharedAmount(alt, r.id)
+			}
+			if need > 0 && need > p.st.CounterFree(first+cluster.CounterID(k)) {
+				return framework.LimitReached, a.lim.idx
+			}
+		}
+	}
+	return framework.None, -1
+}
+
+func sharedAmount(alt *framework.Alternative, id int32) float64 {
+	for _, sh := range alt.Shared {
+		if int32(sh.Shared) == id {
+			return sh.Amount
+		}
+	}
+	return 0
+}
+
+// PrepareHost implements framework.Preparer: it adds to req.Host the
+// counters this candidate charges, for every limit that applies to the job
+// and counts host h: NSlots slots; one job (per host for a per-host limit,
+// else on the job's first host the limit counts); the candidate's total of
+// each limited host consumable; a limited shared resource's rusage once per
+// job. It never vetoes: the runner checks the counters.
+func (p *Plugin) PrepareHost(req *framework.AllocRequest, h cluster.HostID) (framework.Reason, int32) {
+	p.bind(req.Job)
+	for _, a := range p.applied {
+		cl := a.lim
+		if cl.hostMask != nil && !cl.hostMask[h] {
+			continue
+		}
+		first := p.counters(a, h)
+		once := cl.lim.Hosts.PerConsumer || !p.countedBefore(cl, req.Claims)
+		for k, r := range cl.res {
+			amount := 0.0
+			switch r.kind {
+			case kindSlots:
+				amount = float64(req.NSlots)
+			case kindJobs:
+				if once {
+					amount = 1
+				}
+			case kindHostRes:
+				amount = req.Host.Amount(cluster.ResID(r.id))
+			case kindShared:
+				if once && req.Alt != nil {
+					amount = sharedAmount(req.Alt, r.id)
+				}
+			}
+			if amount > 0 {
+				req.Host.Counters = append(req.Host.Counters, cluster.CounterAmount{Counter: first + cluster.CounterID(k), Amount: amount})
+			}
+		}
+	}
+	return framework.None, -1
+}
+
+// countedBefore reports whether an earlier claim of the plan already landed
+// on a host limit cl counts (so its per-job needs were charged there).
+func (p *Plugin) countedBefore(cl *compiled, claims []framework.Claim) bool {
+	if cl.hostMask == nil {
+		return len(claims) > 0
+	}
+	for _, c := range claims {
+		if cl.hostMask[c.Host] {
+			return true
+		}
+	}
+	return false
+}
+
+// Instances returns every limit instance created so far, in creation order.
+func (p *Plugin) Instances() []Instance { return p.shown }
+
+// Resources returns the names of limit l's limited resources, in counter
+// order: "slots", "jobs", then resource names.
+func (p *Plugin) Resources(l int) []string {
+	var names []string
+	for _, r := range p.limits[l].res {
+		switch r.kind {
+		case kindSlots:
+			names = append(names, "slots")
+		case kindJobs:
+			names = append(names, "jobs")
+		case kindHostRes:
+			names = append(names, p.c.Resources[r.id])
+		case kindShared:
+			names = append(names, p.c.Shared[r.id].Name)
+		}
+	}
+	return names
+}
