@@ -25,6 +25,7 @@ type Host struct {
 type Job struct {
 	ID       cluster.JobID
 	User     string
+	Project  string
 	Queue    string
 	Submit   int64
 	Min, Max int
@@ -38,13 +39,14 @@ type Spec struct {
 	Hosts  []Host
 	Shared []cluster.Shared
 	Queues []cluster.Queue
+	Limits []cluster.Limit
 	Jobs   []Job
 }
 
 // Build assembles and initialises the cluster. It panics on a bad spec or
 // resreq: specs are test code.
 func Build(s Spec) *cluster.Cluster {
-	c := &cluster.Cluster{Shared: s.Shared, Queues: s.Queues}
+	c := &cluster.Cluster{Shared: s.Shared, Queues: s.Queues, Limits: s.Limits}
 	if len(c.Queues) == 0 {
 		c.Queues = []cluster.Queue{{Name: "normal", Policy: cluster.PolicyFirstFit}}
 	}
@@ -73,7 +75,7 @@ func Build(s Spec) *cluster.Cluster {
 		if err != nil {
 			panic(err)
 		}
-		job := cluster.Job{ID: j.ID, User: j.User, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1), ResReq: j.ResReq, Req: req}
+		job := cluster.Job{ID: j.ID, User: j.User, Project: j.Project, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1), ResReq: j.ResReq, Req: req}
 		if j.Queue != "" {
 			q, ok := c.QueueByName(j.Queue)
 			if !ok {

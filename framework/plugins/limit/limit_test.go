@@ -1,0 +1,197 @@
+package limit_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	ct "github.com/xce-sched/xce/internal/clustertest"
+)
+
+// lim returns a limit with no maximum on slots or jobs; the cases set the
+// fields they need.
+func lim(name string, set func(l *cluster.Limit)) cluster.Limit {
+	l := cluster.Limit{Name: name, Slots: -1, Jobs: -1}
+	set(&l)
+	return l
+}
+
+func names(n ...string) cluster.Consumers { return cluster.Consumers{Names: n} }
+
+var (
+	all    = cluster.Consumers{All: true}
+	perAll = cluster.Consumers{All: true, PerConsumer: true}
+)
+
+func hosts(n, slots int, mem float64) []ct.Host {
+	var hs []ct.Host
+	for i := range n {
+		hs = append(hs, ct.Host{Name: fmt.Sprintf("h%d", i+1), Slots: slots, Mem: mem})
+	}
+	return hs
+}
+
+// outcome renders a job's decision: "h1*1 h2*3" or "PEND Reason(detail)".
+func outcome(s *runtime.Scheduler, j *framework.Job) string {
+	if j.State == framework.Running {
+		out := ""
+		for _, h := range j.Alloc.Hosts {
+			if out != "" {
+				out += " "
+			}
+			out += fmt.Sprintf("%s*%d", s.Cluster.Hosts[h.Host].Name, h.Slots)
+		}
+		return out
+	}
+	return fmt.Sprintf("PEND %v(%s)", j.Reasons.Main, s.ReasonDetail(j.Reasons.Main, j.Reasons.Detail))
+}
+
+// TestLimitForms: one case per limit form; every expected decision is
+// worked out by hand in the case's comment. Jobs are considered in ID
+// order (same submit time), first fit over hosts in order.
+func TestLimitForms(t *testing.T) {
+	tests := []struct {
+		name   string
+		spec   ct.Spec
+		want   []string // per job, in ID order
+		remark string
+	}{
+		{
+			name: "users list, slots",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("alice_slots", func(l *cluster.Limit) { l.Users, l.Slots = names("alice"), 2 })},
+				Jobs: []ct.Job{{ID: 1, User: "alice", Min: 1}, {ID: 2, User: "alice", Min: 1}, {ID: 3, User: "alice", Min: 1}, {ID: 4, User: "bob", Min: 1}}},
+			want: []string{"h1*1", "h1*1", "PEND LimitReached(alice_slots)", "h1*1"},
+		},
+		{
+			name: "per_user all, slots",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("user_slots", func(l *cluster.Limit) { l.Users, l.Slots = perAll, 2 })},
+				Jobs: []ct.Job{{ID: 1, User: "alice", Min: 1}, {ID: 2, User: "alice", Min: 1}, {ID: 3, User: "alice", Min: 1},
+					{ID: 4, User: "bob", Min: 1}, {ID: 5, User: "bob", Min: 1}, {ID: 6, User: "bob", Min: 1}}},
+			want: []string{"h1*1", "h1*1", "PEND LimitReached(user_slots)", "h1*1", "h1*1", "PEND LimitReached(user_slots)"},
+		},
+		{
+			name: "users all (one instance for everybody), slots",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("everyone", func(l *cluster.Limit) { l.Users, l.Slots = all, 3 })},
+				Jobs: []ct.Job{{ID: 1, User: "alice", Min: 1}, {ID: 2, User: "alice", Min: 1}, {ID: 3, User: "bob", Min: 1}, {ID: 4, User: "bob", Min: 1}}},
+			want: []string{"h1*1", "h1*1", "h1*1", "PEND LimitReached(everyone)"},
+		},
+		{
+			name: "per_queue all, jobs",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1),
+				Queues: []cluster.Queue{{Name: "q1", Policy: cluster.PolicyFirstFit}, {Name: "q2", Policy: cluster.PolicyFirstFit}},
+				Limits: []cluster.Limit{lim("queue_jobs", func(l *cluster.Limit) { l.Queues, l.Jobs = perAll, 1 })},
+				Jobs:   []ct.Job{{ID: 1, Queue: "q1", Min: 2}, {ID: 2, Queue: "q1", Min: 1}, {ID: 3, Queue: "q2", Min: 1}}},
+			// q1 first (same priority, configuration order): job 1 takes
+			// q1's one job; job 2 is over it; q2's job 3 has its own.
+			want: []string{"h1*2", "PEND LimitReached(queue_jobs)", "h1*1"},
+		},
+		{
+			name: "queues list, slots",
+			spec: ct.Spec{Hosts: hosts(1, 8, -1),
+				Queues: []cluster.Queue{{Name: "short", Policy: cluster.PolicyFirstFit}, {Name: "long", Policy: cluster.PolicyFirstFit}},
+				Limits: []cluster.Limit{lim("long_slots", func(l *cluster.Limit) { l.Queues, l.Slots = names("long"), 3 })},
+				Jobs:   []ct.Job{{ID: 1, Queue: "long", Min: 2}, {ID: 2, Queue: "long", Min: 2}, {ID: 3, Queue: "short", Min: 4}}},
+			// short first: 4 slots; long: 2 fit under 3, the next 2 do not.
+			want: []string{"h1*2", "PEND LimitReached(long_slots)", "h1*4"},
+		},
+		{
+			name: "per_host all, slots",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("host_slots", func(l *cluster.Limit) { l.Hosts, l.Slots = perAll, 1 })},
+				Jobs: []ct.Job{{ID: 1, Min: 1}, {ID: 2, Min: 1}, {ID: 3, Min: 1}}},
+			want: []string{"h1*1", "h2*1", "PEND LimitReached(host_slots)"},
+		},
+		{
+			name: "hosts list, slots, across users",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("h1_slots", func(l *cluster.Limit) { l.Hosts, l.Slots = names("h1"), 2 })},
+				Jobs: []ct.Job{{ID: 1, User: "a", Min: 4}, {ID: 2, User: "b", Min: 3}}},
+			// Job 1: h1 would take 4 > 2, so h2 takes all 4. Job 2: 3
+			// tasks; h2 is full and h1 may take only 2 more under the
+			// limit: the limit bounds h1, h2 lacks slots; the tie goes to
+			// the limit.
+			want: []string{"h2*4", "PEND LimitReached(h1_slots)"},
+		},
+		{
+			name: "per_user on a hosts list",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("h1_per_user", func(l *cluster.Limit) { l.Users, l.Hosts, l.Slots = perAll, names("h1"), 1 })},
+				Jobs: []ct.Job{{ID: 1, User: "alice", Min: 1}, {ID: 2, User: "alice", Min: 1}, {ID: 3, User: "bob", Min: 1}}},
+			want: []string{"h1*1", "h2*1", "h1*1"},
+		},
+		{
+			name: "projects list, jobs",
+			spec: ct.Spec{Hosts: hosts(1, 8, -1), Limits: []cluster.Limit{lim("p1_jobs", func(l *cluster.Limit) { l.Projects, l.Jobs = names("p1"), 1 })},
+				Jobs: []ct.Job{{ID: 1, Project: "p1", Min: 1}, {ID: 2, Project: "p1", Min: 1}, {ID: 3, Project: "p2", Min: 1}}},
+			want: []string{"h1*1", "PEND LimitReached(p1_jobs)", "h1*1"},
+		},
+		{
+			name: "per_project all, slots",
+			spec: ct.Spec{Hosts: hosts(1, 8, -1), Limits: []cluster.Limit{lim("proj", func(l *cluster.Limit) { l.Projects, l.Slots = perAll, 3 })},
+				Jobs: []ct.Job{{ID: 1, Project: "p1", Min: 3}, {ID: 2, Project: "p1", Min: 1}, {ID: 3, Project: "p2", Min: 3}}},
+			want: []string{"h1*3", "PEND LimitReached(proj)", "h1*3"},
+		},
+		{
+			name: "mem, every job",
+			spec: ct.Spec{Hosts: hosts(2, 4, 8000), Limits: []cluster.Limit{lim("mem_cap", func(l *cluster.Limit) {
+				l.Users, l.Resources = all, []cluster.LimitResource{{Name: "mem", Max: 3000}}
+			})},
+				Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "rusage[mem=1000]"}, {ID: 2, Min: 2, ResReq: "rusage[mem=1000]"}, {ID: 3, Min: 1, ResReq: "rusage[mem=1000]"}}},
+			// 2000 of 3000 after job 1; job 2 needs 2000; job 3 takes the last 1000.
+			want: []string{"h1*2", "PEND LimitReached(mem_cap)", "h1*1"},
+		},
+		{
+			name: "shared resource per user",
+			spec: ct.Spec{Hosts: hosts(1, 8, -1), Shared: []cluster.Shared{{Name: "lic", Total: 4}},
+				Limits: []cluster.Limit{lim("lic_user", func(l *cluster.Limit) {
+					l.Users, l.Resources = perAll, []cluster.LimitResource{{Name: "lic", Max: 1}}
+				})},
+				Jobs: []ct.Job{{ID: 1, User: "alice", Min: 1, ResReq: "rusage[lic=1]"}, {ID: 2, User: "alice", Min: 1, ResReq: "rusage[lic=1]"}, {ID: 3, User: "bob", Min: 2, ResReq: "rusage[lic=1]"}}},
+			want: []string{"h1*1", "PEND LimitReached(lic_user)", "h1*2"},
+		},
+		{
+			name: "per_host all, jobs",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("one_job_per_host", func(l *cluster.Limit) { l.Hosts, l.Jobs = perAll, 1 })},
+				Jobs: []ct.Job{{ID: 1, Min: 4, ResReq: "span[ptile=2]"}, {ID: 2, Min: 1}}},
+			// Job 1 spans both hosts, one job on each: job 2 finds none.
+			want: []string{"h1*2 h2*2", "PEND LimitReached(one_job_per_host)"},
+		},
+		{
+			name: "jobs: a job on two hosts counts once",
+			spec: ct.Spec{Hosts: hosts(2, 4, -1), Limits: []cluster.Limit{lim("two_jobs", func(l *cluster.Limit) { l.Users, l.Jobs = all, 2 })},
+				Jobs: []ct.Job{{ID: 1, Min: 4, ResReq: "span[ptile=2]"}, {ID: 2, Min: 1}, {ID: 3, Min: 1}}},
+			want: []string{"h1*2 h2*2", "h1*1", "PEND LimitReached(two_jobs)"},
+		},
+		{
+			name: "jobs across users",
+			spec: ct.Spec{Hosts: hosts(1, 8, -1), Limits: []cluster.Limit{lim("two_jobs", func(l *cluster.Limit) { l.Users, l.Jobs = all, 2 })},
+				Jobs: []ct.Job{{ID: 1, User: "a", Min: 3}, {ID: 2, User: "b", Min: 1}, {ID: 3, User: "c", Min: 1}}},
+			want: []string{"h1*3", "h1*1", "PEND LimitReached(two_jobs)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := runtime.New(ct.Build(tc.spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Cycle(context.Background(), 0); err != nil {
+				t.Fatal(err)
+			}
+			for i, j := range s.Jobs {
+				if got := outcome(s, j); got != tc.want[i] {
+					t.Errorf("job %d: got %q, want %q", j.Spec.ID, got, tc.want[i])
+				}
+			}
+			if err := s.State.CheckInvariants(); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < s.State.NumCounters(); i++ {
+				if c := s.State.Counter(cluster.CounterID(i)); c.Used > c.Max {
+					t.Errorf("counter %d of limit %d over-committed: %v > %v", i, c.Limit, c.Used, c.Max)
+				}
+			}
+		})
+	}
+}
