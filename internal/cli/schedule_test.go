@@ -12,30 +12,36 @@ import (
 )
 
 // TestScheduleGolden runs `xce schedule --json` on every file in examples/
-// and compares the decisions with testdata/schedule/NAME.golden.json, whose
+// (goldens in testdata/schedule/) and in testdata/scenarios/ (goldens
+// beside them), and compares the decisions with the golden files, whose
 // expected decisions were worked out by hand (see the comments in each
-// example). The comparison is on the parsed JSON, key order included for
+// scenario). The comparison is on the parsed JSON, key order included for
 // the ordered objects (hosts, host_reasons).
 func TestScheduleGolden(t *testing.T) {
-	files, err := filepath.Glob("../../examples/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no examples: %v", err)
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			if code := Run(context.Background(), []string{"schedule", "--json", f}, &out, &errb); code != ExitOK {
-				t.Fatalf("exit %d: %s", code, errb.String())
-			}
-			want, err := os.ReadFile(filepath.Join("../../testdata/schedule", name+".golden.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g, w := orderedJSON(t, out.Bytes()), orderedJSON(t, want); !reflect.DeepEqual(g, w) {
-				t.Errorf("decisions differ\ngot:  %s\nwant: %s", out.Bytes(), want)
-			}
-		})
+	for _, dir := range []struct{ scenarios, goldens string }{
+		{"../../examples", "../../testdata/schedule"},
+		{"../../testdata/scenarios", "../../testdata/scenarios"},
+	} {
+		files, err := filepath.Glob(filepath.Join(dir.scenarios, "*.yaml"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no scenarios in %s: %v", dir.scenarios, err)
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+			t.Run(name, func(t *testing.T) {
+				var out, errb bytes.Buffer
+				if code := Run(context.Background(), []string{"schedule", "--json", f}, &out, &errb); code != ExitOK {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				want, err := os.ReadFile(filepath.Join(dir.goldens, name+".golden.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := orderedJSON(t, out.Bytes()), orderedJSON(t, want); !reflect.DeepEqual(g, w) {
+					t.Errorf("decisions differ\ngot:  %s\nwant: %s", out.Bytes(), want)
+				}
+			})
+		}
 	}
 }
 
