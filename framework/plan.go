@@ -117,6 +117,15 @@ type Classifier interface {
 // Picker orders the pending jobs of one queue for a cycle.
 type Picker interface {
 	Plugin
-	// Order sorts jobs (all of one queue) in the order they are considered.
-	Order(jobs []*Job)
+	// Order sorts jobs (all of one queue) in the order they are considered
+	// in the cycle at time now (seconds).
+	Order(now int64, jobs []*Job)
+}
+
+// Observer is an optional Picker capability: it is told when jobs start
+// and finish (fairshare accounts usage with it). Jobs already running when
+// the scheduler is built are reported as started at their start time.
+type Observer interface {
+	JobStarted(job *Job, now int64)
+	JobFinished(job *Job, now int64)
 }

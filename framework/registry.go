@@ -13,6 +13,9 @@ import (
 type Handle struct {
 	Cluster *cluster.Cluster
 	State   *cluster.State
+	// Queue is the queue a per-queue plugin (a picker) is built for, -1
+	// for cluster-wide plugins.
+	Queue cluster.QueueID
 }
 
 // Factory builds a plugin instance for one scheduler.

@@ -28,7 +28,8 @@ type Scheduler struct {
 	runner  *Runner
 	seq     framework.Allocator
 	par     framework.Allocator
-	pickers []framework.Picker // per queue
+	pickers   []framework.Picker   // per queue
+	observers []framework.Observer // pickers that follow job starts and ends
 	order   []*framework.Job   // scratch: the cycle's picking order
 }
 
@@ -54,7 +55,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	if s.Committer == nil {
 		s.Committer = NewMemCommitter()
 	}
-	h := framework.Handle{Cluster: c, State: s.State}
+	h := framework.Handle{Cluster: c, State: s.State, Queue: -1}
 	var err error
 	if s.seq, err = newAllocator(opts.Registry, seqjob.Name, h); err != nil {
 		return nil, err
@@ -76,14 +77,16 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.Limits, _ = p.(*limit.Plugin)
 	}
 	preparers = append(preparers, opts.Preparers...)
-	for _, q := range c.Queues {
+	for qi, q := range c.Queues {
 		switch q.Policy {
 		case cluster.PolicyFCFS, cluster.PolicyFirstFit, "":
 		default:
 			return nil, fmt.Errorf("queue %s: policy %q is not implemented yet (fcfs and firstfit are)", q.Name, q.Policy)
 		}
 		name := cmp.Or(q.Picker, "priority")
-		p, err := opts.Registry.New(name, h)
+		qh := h
+		qh.Queue = cluster.QueueID(qi)
+		p, err := opts.Registry.New(name, qh)
 		if err != nil {
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
@@ -92,6 +95,9 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			return nil, fmt.Errorf("queue %s: plugin %s is not a picker", q.Name, name)
 		}
 		s.pickers = append(s.pickers, picker)
+		if o, ok := p.(framework.Observer); ok && !slices.Contains(s.observers, o) {
+			s.observers = append(s.observers, o)
+		}
 	}
 	s.runner = NewRunner(s.State, s.Committer, preparers...)
 	type reqKey struct {
@@ -124,6 +130,13 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			job.Start = spec.Start
 		}
 		s.Jobs = append(s.Jobs, job)
+	}
+	for _, j := range s.Jobs {
+		if j.State == framework.Running {
+			for _, o := range s.observers {
+				o.JobStarted(j, j.Start)
+			}
+		}
 	}
 	return s, nil
 }
@@ -192,7 +205,7 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		for hi < len(s.order) && s.order[hi].Spec.Queue == q {
 			hi++
 		}
-		s.pickers[q].Order(s.order[lo:hi])
+		s.pickers[q].Order(now, s.order[lo:hi])
 		lo = hi
 	}
 	blocked := make([]bool, len(c.Queues))
@@ -221,6 +234,9 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		}
 		if placed {
 			job.Start = now
+			for _, o := range s.observers {
+				o.JobStarted(job, now)
+			}
 		} else if q.Policy == cluster.PolicyFCFS {
 			blocked[job.Spec.Queue] = true
 		}
@@ -255,4 +271,20 @@ func DetailName(c *cluster.Cluster, r framework.Reason, detail int32) string {
 		}
 	}
 	return strconv.Itoa(int(detail))
+}
+
+// Finish ends a running job at time now (seconds): its allocation is
+// released, the committer forgets it, and it is Done with End = now.
+func (s *Scheduler) Finish(job *framework.Job, now int64) {
+	if job.State != framework.Running {
+		return
+	}
+	s.runner.Release(job)
+	job.End = now
+	if m, ok := s.Committer.(*MemCommitter); ok {
+		m.Remove(job.Spec.ID)
+	}
+	for _, o := range s.observers {
+		o.JobFinished(job, now)
+	}
 }

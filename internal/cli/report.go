@@ -25,6 +25,8 @@ type jobReport struct {
 	Text   string      // PEND: human text of the main reason
 	// HostReasons are per-host reason counts, most hosts first.
 	HostReasons []hostReason
+	// Start and End (seconds) are shown with times; End only when DONE.
+	Start, End int64
 }
 
 type hostSlots struct {
@@ -38,14 +40,17 @@ type hostReason struct {
 	Hosts int
 }
 
-type report struct{ jobs []jobReport }
+type report struct {
+	jobs  []jobReport
+	times bool // show start and end times
+}
 
-func newReport(s *runtime.Scheduler, jobs []*framework.Job) *report {
+func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report {
 	c := s.Cluster
-	r := &report{}
+	r := &report{times: times}
 	for _, j := range jobs {
-		jr := jobReport{ID: j.Spec.ID, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String()}
-		if j.State == framework.Running {
+		jr := jobReport{ID: j.Spec.ID, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String(), Start: j.Start, End: j.End}
+		if j.State != framework.Pending {
 			slots := make([]int, len(c.Hosts))
 			for _, h := range j.Alloc.Hosts {
 				slots[h.Host] += h.Slots
@@ -96,7 +101,7 @@ func (r *report) writeJSON(w io.Writer) error {
 		}
 		b.WriteString("\n  {")
 		fmt.Fprintf(&b, "\"id\": %d, \"state\": %s", j.ID, quoteJSON(j.State))
-		if j.State == "RUN" {
+		if j.State != "PEND" {
 			b.WriteString(", \"hosts\": {")
 			for k, h := range j.Hosts {
 				if k > 0 {
@@ -105,6 +110,12 @@ func (r *report) writeJSON(w io.Writer) error {
 				fmt.Fprintf(&b, "%s: %d", quoteJSON(h.Host), h.Slots)
 			}
 			b.WriteString("}")
+			if r.times {
+				fmt.Fprintf(&b, ", \"start\": %d", j.Start)
+				if j.State == "DONE" {
+					fmt.Fprintf(&b, ", \"end\": %d", j.End)
+				}
+			}
 		} else {
 			fmt.Fprintf(&b, ", \"reason\": %s", quoteJSON(j.Reason))
 			if j.Detail != "" {
@@ -139,19 +150,38 @@ func quoteJSON(s string) string {
 // ("3 hosts: not enough mem; 1 host: closed").
 func (r *report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tUSER\tQUEUE\tSTATE\tHOSTS / PENDING REASON")
+	if r.times {
+		fmt.Fprintln(tw, "JOBID\tUSER\tQUEUE\tSTATE\tSTART\tEND\tHOSTS / PENDING REASON")
+	} else {
+		fmt.Fprintln(tw, "JOBID\tUSER\tQUEUE\tSTATE\tHOSTS / PENDING REASON")
+	}
 	for _, j := range r.jobs {
-		if j.State == "RUN" {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t", j.ID, j.User, j.Queue, j.State)
+		if r.times {
+			start, end := "-", "-"
+			if j.State != "PEND" {
+				start = fmt.Sprint(j.Start)
+			}
+			if j.State == "DONE" {
+				end = fmt.Sprint(j.End)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", start, end)
+		}
+		if j.State != "PEND" {
 			parts := make([]string, len(j.Hosts))
 			for i, h := range j.Hosts {
 				parts[i] = fmt.Sprintf("%s*%d", h.Host, h.Slots)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", j.ID, j.User, j.Queue, j.State, strings.Join(parts, " "))
+			fmt.Fprintln(tw, strings.Join(parts, " "))
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s: %s\n", j.ID, j.User, j.Queue, j.State, j.Reason, j.Text)
+		fmt.Fprintf(tw, "%s: %s\n", j.Reason, j.Text)
 		if hr := renderHostReasons(j.HostReasons); hr != "" {
-			fmt.Fprintf(tw, "\t\t\t\t  %s\n", hr)
+			pad := "\t\t\t\t"
+			if r.times {
+				pad += "\t\t"
+			}
+			fmt.Fprintf(tw, "%s  %s\n", pad, hr)
 		}
 	}
 	return tw.Flush()

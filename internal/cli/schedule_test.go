@@ -29,8 +29,9 @@ func TestScheduleGolden(t *testing.T) {
 		for _, f := range files {
 			name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 			t.Run(name, func(t *testing.T) {
+				args := append([]string{"schedule", "--json"}, scenarioArgs(t, f)...)
 				var out, errb bytes.Buffer
-				if code := Run(context.Background(), []string{"schedule", "--json", f}, &out, &errb); code != ExitOK {
+				if code := Run(context.Background(), append(args, f), &out, &errb); code != ExitOK {
 					t.Fatalf("exit %d: %s", code, errb.String())
 				}
 				want, err := os.ReadFile(filepath.Join(dir.goldens, name+".golden.json"))
@@ -43,6 +44,20 @@ func TestScheduleGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// scenarioArgs returns the extra arguments a scenario asks for in a first
+// line "# xce-args: ...".
+func scenarioArgs(t *testing.T, file string) []string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	if rest, ok := strings.CutPrefix(first, "# xce-args:"); ok {
+		return strings.Fields(rest)
+	}
+	return nil
 }
 
 // orderedJSON decodes JSON keeping object key order: objects become lists
