@@ -25,12 +25,12 @@ type Scheduler struct {
 	// Limits is the limit plugin, nil when the cluster has no limits.
 	Limits *limit.Plugin
 
-	runner  *Runner
-	seq     framework.Allocator
-	par     framework.Allocator
+	runner    *Runner
+	seq       framework.Allocator
+	par       framework.Allocator
 	pickers   []framework.Picker   // per queue
 	observers []framework.Observer // pickers that follow job starts and ends
-	order   []*framework.Job   // scratch: the cycle's picking order
+	order     []*framework.Job     // scratch: the cycle's picking order
 }
 
 // Options configures a Scheduler.
