@@ -87,6 +87,19 @@ type Queue struct {
 	Closed   bool
 	// Hosts restricts the queue's jobs to these hosts; nil means every host.
 	Hosts []HostID
+	// Shares are the fairshare shares per user (picker "fairshare"), in
+	// file order; the user "default" gives the share of unlisted users
+	// (1 when absent).
+	Shares []UserShare
+	// HalfLife is the fairshare usage decay half-life in seconds; 0 means
+	// the default (docs/fairshare.md).
+	HalfLife int64
+}
+
+// UserShare is one user's number of fairshare shares.
+type UserShare struct {
+	User   string
+	Shares int
 }
 
 // Consumers is one consumer dimension of a limit (users, queues, hosts or

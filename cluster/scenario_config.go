@@ -257,7 +257,7 @@ func (l *loader) loadQueues(top *fieldSet) error {
 	if len(items) == 0 {
 		return l.errAt(seq, "queues", "must not be empty (leave the section out for the default queue)")
 	}
-	fields := []string{"name", "priority", "policy", "picker", "status", "hosts"}
+	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life"}
 	for i, it := range items {
 		path := indexPath("queues", i)
 		fs, err := l.item(it, path, fields)
@@ -304,8 +304,40 @@ func (l *loader) loadQueues(top *fieldSet) error {
 			}
 			slices.Sort(q.Hosts)
 		}
+		if err := l.loadFairshare(fs, &q); err != nil {
+			return err
+		}
 		c.Queues = append(c.Queues, q)
 	}
+	return nil
+}
+
+// loadFairshare reads a queue's shares and half_life, which only a
+// fairshare queue may have.
+func (l *loader) loadFairshare(fs *fieldSet, q *Queue) error {
+	for _, f := range []string{"shares", "half_life"} {
+		if e, ok := fs.m[f]; ok && l.has(fs, f) && q.Picker != "fairshare" {
+			return l.errAt(e.kn, e.path, "only a queue with picker: fairshare has %s", f)
+		}
+	}
+	if e, ok := fs.m["shares"]; ok && l.has(fs, "shares") {
+		es, _, err := l.mapping(e.val, e.path)
+		if err != nil {
+			return err
+		}
+		for _, se := range es {
+			n, err := l.toInt(se.val, se.path, 1, maxCount)
+			if err != nil {
+				return err
+			}
+			q.Shares = append(q.Shares, UserShare{User: se.key, Shares: int(n)})
+		}
+	}
+	hl, err := l.intField(fs, "half_life", 1, maxTime, 0)
+	if err != nil {
+		return err
+	}
+	q.HalfLife = hl
 	return nil
 }
 

@@ -116,6 +116,8 @@ var errorCases = []struct {
 	{"bad picker", h1 + "queues:\n  - {name: q, picker: random}\n", 4, 23, "queues[0].picker", `must be one of priority, fairshare, got "random"`},
 	{"priority float", h1 + "queues:\n  - {name: q, priority: 1.5}\n", 4, 25, "queues[0].priority", "expected an integer, got number 1.5"},
 	{"queue names unknown host", h1 + "queues:\n  - {name: q, hosts: [a, b]}\n", 4, 26, "queues[0].hosts[1]", `unknown host "b"`},
+	{"shares without fairshare", h1 + "queues:\n  - {name: q, shares: {a: 1}}\n", 4, 15, "queues[0].shares", "only a queue with picker: fairshare has shares"},
+	{"zero share", h1 + "queues:\n  - {name: q, picker: fairshare, shares: {a: 0}}\n", 4, 46, "queues[0].shares.a", "must be >= 1, got 0"},
 
 	// limits
 	{"limit names unknown queue", h1 + "limits:\n  - {name: l, queues: [x], slots: 1}\n", 4, 24, "limits[0].queues[0]", `unknown queue "x"`},

@@ -2,7 +2,10 @@
 package plugins
 
 import (
+	"errors"
+
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins/fairshare"
 	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/plugins/parjob"
 	"github.com/xce-sched/xce/framework/plugins/priority"
@@ -10,8 +13,8 @@ import (
 )
 
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
-// the seqjob and parjob allocators, the priority picker and the limit
-// preparer.
+// the seqjob and parjob allocators, the priority and fairshare pickers and
+// the limit preparer.
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{}
 	must := func(err error) {
@@ -22,6 +25,12 @@ func NewInTreeRegistry() framework.Registry {
 	must(r.Register(seqjob.Name, func(framework.Handle) (framework.Plugin, error) { return seqjob.New(), nil }))
 	must(r.Register(parjob.Name, func(framework.Handle) (framework.Plugin, error) { return parjob.New(), nil }))
 	must(r.Register(priority.Name, func(framework.Handle) (framework.Plugin, error) { return priority.Plugin{}, nil }))
+	must(r.Register(fairshare.Name, func(h framework.Handle) (framework.Plugin, error) {
+		if h.Queue < 0 {
+			return nil, errors.New("fairshare is a per-queue picker")
+		}
+		return fairshare.New(h.Cluster, h.Queue), nil
+	}))
 	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
 }
