@@ -69,6 +69,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			},
 		},
 		newScheduleCmd(),
+		newLimitsCmd(),
 	)
 	return root
 }

@@ -6,22 +6,58 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/sim"
 )
 
+// scenarioRun holds the flags shared by the commands that schedule a
+// scenario: one cycle, or cycles up to --until.
+type scenarioRun struct {
+	until int64
+}
+
+func (sr *scenarioRun) addFlags(cmd *cobra.Command) {
+	cmd.Flags().Int64Var(&sr.until, "until", 0, "run cycles at every event up to `T` seconds instead of one cycle")
+}
+
+// run loads the scenario and schedules it: one cycle at the latest submit
+// time, or, with --until, cycles at every event up to T. It returns the
+// scheduler and the jobs to show: the cycle's, in picking order, or with
+// --until every job in file order (multi is then true).
+func (sr *scenarioRun) run(cmd *cobra.Command, path string) (s *runtime.Scheduler, jobs []*framework.Job, multi bool, err error) {
+	c, err := cluster.Load(path)
+	if err != nil {
+		return nil, nil, false, badInput(err)
+	}
+	s, err = runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		return nil, nil, false, badInput(err)
+	}
+	if !cmd.Flags().Changed("until") {
+		jobs, err = s.Cycle(cmd.Context(), cycleTime(c))
+		return s, jobs, false, err
+	}
+	if sr.until < 0 {
+		return nil, nil, false, badInput(fmt.Errorf("--until must be >= 0, got %d", sr.until))
+	}
+	_, err = sim.Run(cmd.Context(), s, sr.until, nil)
+	return s, s.Jobs, true, err
+}
+
 func newScheduleCmd() *cobra.Command {
 	var asJSON bool
-	var until int64
+	var sr scenarioRun
 	cmd := &cobra.Command{
-		Use:   "schedule [--json] SCENARIO.yaml",
+		Use:   "schedule [--json] [--until T] SCENARIO.yaml",
 		Short: "Run one scheduling cycle over a scenario and show each job's decision",
 		Long: `Load a scenario (docs/scenario.md), run one scheduling cycle over its pending
 jobs, and print for each job, in picking order, where it runs or why it pends.
-Queues are taken in priority order; within a queue jobs are picked by submit
-time, then id; each queue's policy (fcfs or firstfit) decides whether a later
-job may start when an earlier one cannot.
+Queues are taken in priority order; within a queue jobs are picked by the
+queue's picker (submit time, then id; or fairshare); each queue's policy
+(fcfs or firstfit) decides whether a later job may start when an earlier one
+cannot.
 
 With --until T, cycles run on a virtual clock at every submit and end time
 up to T seconds: jobs are considered from their submit time, and a job that
@@ -29,30 +65,11 @@ started at t ends at t + runtime, freeing what it holds. Every job of the
 scenario is then listed in file order, with its start and end times.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cluster.Load(args[0])
+			s, jobs, multi, err := sr.run(cmd, args[0])
 			if err != nil {
-				return badInput(err)
+				return err
 			}
-			s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
-			if err != nil {
-				return badInput(err)
-			}
-			var report *report
-			if cmd.Flags().Changed("until") {
-				if until < 0 {
-					return badInput(fmt.Errorf("--until must be >= 0, got %d", until))
-				}
-				if _, err := sim.Run(cmd.Context(), s, until, nil); err != nil {
-					return err
-				}
-				report = newReport(s, s.Jobs, true)
-			} else {
-				jobs, err := s.Cycle(cmd.Context(), cycleTime(c))
-				if err != nil {
-					return err
-				}
-				report = newReport(s, jobs, false)
-			}
+			report := newReport(s, jobs, multi)
 			if asJSON {
 				return report.writeJSON(cmd.OutOrStdout())
 			}
@@ -60,7 +77,7 @@ scenario is then listed in file order, with its start and end times.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decisions as JSON (docs/scenario.md)")
-	cmd.Flags().Int64Var(&until, "until", 0, "run cycles at every event up to `T` seconds instead of one cycle")
+	sr.addFlags(cmd)
 	return cmd
 }
 
