@@ -20,6 +20,10 @@ import (
 // calls (claims grow with the largest plan seen), so it is not safe for
 // concurrent use.
 type Runner struct {
+	// NoUnsatCache turns the unsatisfiable cache off: every job is tried
+	// in full (for tests and benchmarks; decisions are the same).
+	NoUnsatCache bool
+
 	view      framework.View
 	committer framework.Committer
 	preparers []framework.Preparer
@@ -126,7 +130,7 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 		return false, nil
 	}
 	class := r.classOf(job)
-	if reasons, ok := r.unsat[class]; ok {
+	if reasons, ok := r.unsat[class]; ok && !r.NoUnsatCache {
 		job.Reasons = reasons
 		return false, nil
 	}

@@ -43,6 +43,8 @@ type Options struct {
 	// Preparers run in every prepare fan-out, in order, after the
 	// registry's "limit" plugin (built when the cluster has limits).
 	Preparers []framework.Preparer
+	// NoUnsatCache turns the runner's unsatisfiable cache off.
+	NoUnsatCache bool
 }
 
 // New builds a scheduler for cluster c: it compiles every job's request
@@ -100,6 +102,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		}
 	}
 	s.runner = NewRunner(s.State, s.Committer, preparers...)
+	s.runner.NoUnsatCache = opts.NoUnsatCache
 	type reqKey struct {
 		canonical string
 		min, max  int
