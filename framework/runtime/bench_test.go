@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/framework/runtime"
 	ct "github.com/xce-sched/xce/internal/clustertest"
@@ -66,3 +67,49 @@ func BenchmarkCycleSeq100k(b *testing.B) {
 func BenchmarkCyclePtile64(b *testing.B) {
 	benchCycle(b, benchCluster(10000, 16, 2000, 64, "span[ptile=16]"))
 }
+
+// blockedCluster: 10,000 hosts × 16 slots all full (one running job each),
+// and 100,000 pending single-slot jobs of 10 request shapes that cannot run.
+func blockedCluster() *cluster.Cluster {
+	spec := ct.Spec{}
+	for i := range 10000 {
+		name := fmt.Sprintf("h%05d", i)
+		spec.Hosts = append(spec.Hosts, ct.Host{Name: name, Slots: 16, Mem: -1, Type: "X86_64"})
+		spec.Jobs = append(spec.Jobs, ct.Job{ID: cluster.JobID(i + 1), Min: 16, Running: map[string]int{name: 16}})
+	}
+	shapes := []string{"", "select[type==X86_64]", "span[hosts=1]", "span[ptile=2]", "select[slots>=1]",
+		"order[-slots]", "select[maxslots==16]", "span[ptile=4]", "select[!(type==ARM)]", "same[type]"}
+	for i := range 100000 {
+		spec.Jobs = append(spec.Jobs, ct.Job{ID: cluster.JobID(100000 + i), Min: 1 + i%2, ResReq: shapes[i%len(shapes)]})
+	}
+	return ct.Build(spec)
+}
+
+// benchBlocked times one cycle in which nothing fits.
+func benchBlocked(b *testing.B, noCache bool) {
+	c := blockedCluster()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry(), NoUnsatCache: noCache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		jobs, err := s.Cycle(context.Background(), 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(jobs) != 100000 || jobs[0].State != framework.Pending {
+			b.Fatalf("expected 100000 pending jobs")
+		}
+	}
+}
+
+// BenchmarkCycleBlocked100kCache: 100,000 pending jobs, none fits, with
+// the unsatisfiable cache (issue 7 target: under 50 ms).
+func BenchmarkCycleBlocked100kCache(b *testing.B) { benchBlocked(b, false) }
+
+// BenchmarkCycleBlocked100kNoCache: the same cycle without the cache (run
+// with -benchtime=1x: every job walks and diagnoses all 10,000 hosts).
+func BenchmarkCycleBlocked100kNoCache(b *testing.B) { benchBlocked(b, true) }
