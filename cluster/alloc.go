@@ -61,13 +61,13 @@ func (s *State) Fits(a *JobAlloc) error {
 			return fmt.Errorf("host %s: %d slots requested, %d free", s.c.Hosts[h.Host].Name, h.Slots, free)
 		}
 		for _, r := range h.Res {
-			if free := s.Free(h.Host, r.Res); !(r.Amount <= free) {
+			if free := s.Free(h.Host, r.Res); !Within(r.Amount, free) {
 				return fmt.Errorf("host %s: %v %s requested, %v free", s.c.Hosts[h.Host].Name, r.Amount, s.c.Resources[r.Res], free)
 			}
 		}
 	}
 	for _, sh := range a.Shared {
-		if free := s.sharedFree[sh.Shared]; sh.Amount > free {
+		if free := s.sharedFree[sh.Shared]; !Within(sh.Amount, free) {
 			return fmt.Errorf("shared resource %s: %v requested, %v free", s.c.Shared[sh.Shared].Name, sh.Amount, free)
 		}
 	}
@@ -75,11 +75,13 @@ func (s *State) Fits(a *JobAlloc) error {
 }
 
 // RunningAlloc returns what running job j holds: on each host of
-// j.RunningOn its slots and, when j's requirement is simple (one
-// alternative of one term), slots × the term's per-slot rusage of each host
-// resource; and once per job the term's rusage of each shared resource. For
-// a compound or alternative requirement only slots are counted, since the
-// snapshot does not say which term runs where (docs/scenario.md). Rusage on
+// j.RunningOn its slots and slots × the per-slot rusage of each host
+// resource, and once per job the rusage of each shared resource. A snapshot
+// does not say which compound term or which alternative runs where, so for
+// those the reservation is conservative: per slot, the largest per-slot
+// amount of any term of any alternative; per job, the largest total over
+// the alternatives of a shared resource's rusage summed over its terms. A
+// running job is thus never under-counted (docs/scenario.md). Rusage on
 // names that are neither host nor shared resources is ignored here; the
 // runner reports it as a bad request for pending jobs. A job that is not
 // running (empty RunningOn) holds nothing.
@@ -88,20 +90,36 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 	if len(j.RunningOn) == 0 {
 		return a // a pending job holds nothing
 	}
-	var perSlot []ResAmount
-	if j.Req != nil && len(j.Req.Alternatives) == 1 && len(j.Req.Alternatives[0].Terms) == 1 {
-		for _, ru := range j.Req.Alternatives[0].Terms[0].Rusage {
-			if r, ok := c.ResourceByName(ru.Name); ok {
-				perSlot = append(perSlot, ResAmount{r, ru.Value})
-			} else if sh, ok := c.SharedByName(ru.Name); ok {
-				a.Shared = append(a.Shared, SharedAmount{sh, ru.Value})
+	perSlot := make([]float64, len(c.Resources))
+	shared := make([]float64, len(c.Shared))
+	if j.Req != nil {
+		for _, alt := range j.Req.Alternatives {
+			altShared := make([]float64, len(c.Shared))
+			for _, t := range alt.Terms {
+				for _, ru := range t.Rusage {
+					if r, ok := c.ResourceByName(ru.Name); ok {
+						perSlot[r] = max(perSlot[r], ru.Value)
+					} else if sh, ok := c.SharedByName(ru.Name); ok {
+						altShared[sh] += ru.Value
+					}
+				}
 			}
+			for i, v := range altShared {
+				shared[i] = max(shared[i], v)
+			}
+		}
+	}
+	for i, v := range shared {
+		if v > 0 {
+			a.Shared = append(a.Shared, SharedAmount{SharedID(i), v})
 		}
 	}
 	for _, hs := range j.RunningOn {
 		ha := HostAlloc{Host: hs.Host, Slots: hs.Slots}
-		for _, r := range perSlot {
-			ha.Res = append(ha.Res, ResAmount{r.Res, r.Amount * float64(hs.Slots)})
+		for r, v := range perSlot {
+			if v > 0 {
+				ha.Res = append(ha.Res, ResAmount{ResID(r), v * float64(hs.Slots)})
+			}
 		}
 		a.Hosts = append(a.Hosts, ha)
 	}

@@ -5,6 +5,15 @@ import (
 	"slices"
 )
 
+// Epsilon is the tolerance of every comparison of an amount with what is
+// free (MB, license units, limit counters): decimal fractions such as 0.1
+// are not exact in binary, and three reservations of 0.1 must fit in 0.3.
+const Epsilon = 1e-9
+
+// Within reports whether amount fits in free, with tolerance Epsilon. A NaN
+// free amount (the host does not define the resource) holds nothing.
+func Within(amount, free float64) bool { return amount <= free+Epsilon }
+
 // ResAmount is an amount of one host consumable resource (mem in MB).
 type ResAmount struct {
 	Res    ResID
@@ -183,23 +192,23 @@ func (s *State) CheckInvariants() error {
 	for h := range s.c.Hosts {
 		host := &s.c.Hosts[h]
 		v := s.HostVals(HostID(h))
-		if v[ColSlots] < 0 || v[ColSlots] > float64(host.Slots) {
+		if v[ColSlots] < 0 || v[ColSlots] > float64(host.Slots) { // slots are whole numbers
 			return fmt.Errorf("host %s: %v free slots of %d", host.Name, v[ColSlots], host.Slots)
 		}
 		for r, name := range s.c.Resources {
 			f, total := v[ResCol(ResID(r))], host.Capacity[r]
-			if f < 0 || f > total {
+			if f < -Epsilon || f > total+Epsilon {
 				return fmt.Errorf("host %s: %v free %s of %v", host.Name, f, name, total)
 			}
 		}
 	}
 	for i, sh := range s.c.Shared {
-		if f := s.sharedFree[i]; f < 0 || f > sh.Total {
+		if f := s.sharedFree[i]; f < -Epsilon || f > sh.Total+Epsilon {
 			return fmt.Errorf("shared resource %s: %v free of %v", sh.Name, f, sh.Total)
 		}
 	}
 	for i, c := range s.counters {
-		if c.Used < 0 {
+		if c.Used < -Epsilon {
 			return fmt.Errorf("limit %s: counter %d used %v", s.c.Limits[c.Limit].Name, i, c.Used)
 		}
 	}

@@ -46,7 +46,7 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 		if !(free >= 0) { // NaN: the host lacks the resource
 			return 0
 		}
-		if k := int(math.Floor(free/r.Amount + 1e-9)); k < n {
+		if k := int(math.Floor((free + cluster.Epsilon) / r.Amount)); k < n {
 			n = k
 		}
 	}

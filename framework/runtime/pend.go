@@ -84,7 +84,7 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 		if veto.reason == framework.SharedResource {
 			for _, alt := range job.Req.Alts {
 				for _, sh := range alt.Shared {
-					if sh.Amount > r.view.State.SharedFree(sh.Shared) && !slices.Contains(pr.Shared, int32(sh.Shared)) {
+					if !cluster.Within(sh.Amount, r.view.State.SharedFree(sh.Shared)) && !slices.Contains(pr.Shared, int32(sh.Shared)) {
 						pr.Shared = append(pr.Shared, int32(sh.Shared))
 					}
 				}
@@ -270,7 +270,7 @@ func (r *Runner) neverFits(job *framework.Job) string {
 		alt := &job.Req.Alts[ai]
 		altWhy := ""
 		for _, sh := range alt.Shared {
-			if total := c.Shared[sh.Shared].Total; sh.Amount > total {
+			if total := c.Shared[sh.Shared].Total; !cluster.Within(sh.Amount, total) {
 				altWhy = fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total)
 			}
 		}

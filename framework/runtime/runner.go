@@ -218,7 +218,7 @@ func (r *Runner) prepareJob(job *framework.Job) {
 		alt := &job.Req.Alts[ai]
 		veto := reasonKey{detail: -1}
 		for _, sh := range alt.Shared {
-			if sh.Amount > r.view.State.SharedFree(sh.Shared) {
+			if !cluster.Within(sh.Amount, r.view.State.SharedFree(sh.Shared)) {
 				veto = reasonKey{framework.SharedResource, int32(sh.Shared)}
 				break
 			}
@@ -370,12 +370,12 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 		return framework.HostNotEnoughSlots, -1
 	}
 	for _, ra := range r.req.Host.Res {
-		if !(ra.Amount <= st.Free(h, ra.Res)) { // NaN: the host lacks the resource
+		if !cluster.Within(ra.Amount, st.Free(h, ra.Res)) { // NaN: the host lacks the resource
 			return framework.HostNotEnoughResource, int32(ra.Res)
 		}
 	}
 	for _, ca := range r.req.Host.Counters {
-		if ca.Amount > 0 && ca.Amount > st.CounterFree(ca.Counter) {
+		if ca.Amount > 0 && !cluster.Within(ca.Amount, st.CounterFree(ca.Counter)) {
 			return framework.HostLimit, st.Counter(ca.Counter).Limit
 		}
 	}

@@ -274,7 +274,7 @@ func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, task
 			case kindShared:
 				need = sharedAmount(alt, r.id)
 			}
-			if need > 0 && need > p.st.CounterFree(first+cluster.CounterID(k)) {
+			if need > 0 && !cluster.Within(need, p.st.CounterFree(first+cluster.CounterID(k))) {
 				return framework.LimitReached, a.lim.idx
 			}
 		}
