@@ -27,7 +27,8 @@ const (
 	LimitReached
 	// QueueClosed: the job's queue is closed.
 	QueueClosed
-	// Priority: held back behind an earlier job (strict fcfs, or a reservation).
+	// Priority: held back behind an earlier job of its queue (strict fcfs;
+	// later also a backfill reservation).
 	Priority
 	// BadRequest: the request can never run on this cluster.
 	BadRequest
@@ -62,7 +63,7 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	SharedResource:        {"SharedResource", "shared resource %s is exhausted"},
 	LimitReached:          {"LimitReached", "limit %s is reached"},
 	QueueClosed:           {"QueueClosed", "the queue is closed"},
-	Priority:              {"Priority", "waiting behind an earlier job of higher priority"},
+	Priority:              {"Priority", "waiting behind an earlier job of the queue (strict FCFS)"},
 	BadRequest:            {"BadRequest", "the request can never be satisfied on this cluster: %s"},
 	HostClosed:            {"HostClosed", "closed"},
 	HostUnavail:           {"HostUnavail", "unavailable"},

@@ -1,7 +1,9 @@
 package framework
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/xce-sched/xce/cluster"
 )
@@ -51,4 +53,61 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 		}
 	}
 	return max(n, 0)
+}
+
+// NumHosts returns how many hosts queue q may use.
+func (v *View) NumHosts(q cluster.QueueID) int {
+	if base := v.Cluster.Queues[q].Hosts; base != nil {
+		return len(base)
+	}
+	return len(v.Cluster.Hosts)
+}
+
+// Hosts returns the hosts of queue q in walk order: the queue's host list,
+// or every host in cluster order. The result is a new slice.
+func (v *View) Hosts(q cluster.QueueID) []cluster.HostID {
+	if base := v.Cluster.Queues[q].Hosts; base != nil {
+		return slices.Clone(base)
+	}
+	hosts := make([]cluster.HostID, len(v.Cluster.Hosts))
+	for i := range hosts {
+		hosts[i] = cluster.HostID(i)
+	}
+	return hosts
+}
+
+// Ordered returns queue q's hosts sorted by term's order[] keys on their
+// current values: ascending, or descending for a '-' key; undefined (NaN)
+// values last; ties in walk order. The result is a new slice.
+func (v *View) Ordered(q cluster.QueueID, t *Term) []cluster.HostID {
+	hosts := v.Hosts(q)
+	if len(t.Order) == 0 {
+		return hosts
+	}
+	slices.SortStableFunc(hosts, func(a, b cluster.HostID) int {
+		va, vb := v.State.HostVals(a), v.State.HostVals(b)
+		for k, col := range t.Order {
+			x, y := va[col], vb[col]
+			if t.Desc[k] {
+				x, y = -x, -y
+			}
+			if c := compareNaNLast(x, y); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	return hosts
+}
+
+func compareNaNLast(x, y float64) int {
+	switch xn, yn := x != x, y != y; {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	}
+	return cmp.Compare(x, y)
 }

@@ -259,48 +259,13 @@ func addHostReason(counts []framework.HostReasonCount, k reasonKey) []framework.
 }
 
 // neverFits returns why no alternative of job could run even on an empty
-// cluster (every host open and idle), or "" when one could. An alternative
-// whose select[] no host matches is left to NoHostMatch: it returns "" when
-// that is the only obstacle.
+// cluster (every host of the queue open and idle), or "" when one could. An
+// alternative whose select[] no host matches is left to NoHostMatch: it
+// returns "" when that is the only obstacle.
 func (r *Runner) neverFits(job *framework.Job) string {
-	c := r.view.Cluster
-	empty := framework.View{Cluster: c, State: r.empty}
 	why := ""
 	for ai := range job.Req.Alts {
-		alt := &job.Req.Alts[ai]
-		altWhy := ""
-		for _, sh := range alt.Shared {
-			if total := c.Shared[sh.Shared].Total; !cluster.Within(sh.Amount, total) {
-				altWhy = fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total)
-			}
-		}
-		noMatch := false
-		for ti := range alt.Terms {
-			t := &alt.Terms[ti]
-			need := t.Tasks
-			if need == 0 {
-				need = job.Spec.TasksMin
-			}
-			total, largest, matching := 0, 0, 0
-			for h := range c.Hosts {
-				id := cluster.HostID(h)
-				if !c.QueueHasHost(job.Spec.Queue, id) || !t.Select.Match(r.empty.HostVals(id)) {
-					continue
-				}
-				matching++
-				n := empty.Capacity(id, t)
-				total += n
-				largest = max(largest, n)
-			}
-			switch {
-			case matching == 0:
-				noMatch = true
-			case t.Span.Kind == resreq.SpanHostsOne && need > largest:
-				altWhy = fmt.Sprintf("span[hosts=1] needs %d tasks on one host, the largest matching host takes %d", need, largest)
-			case need > total:
-				altWhy = fmt.Sprintf("needs %d tasks, the matching hosts take %d in all", need, total)
-			}
-		}
+		altWhy, noMatch := r.altNeverFits(job, &job.Req.Alts[ai])
 		if altWhy == "" && !noMatch {
 			return ""
 		}
@@ -309,4 +274,98 @@ func (r *Runner) neverFits(job *framework.Job) string {
 		}
 	}
 	return why
+}
+
+// altNeverFits checks one alternative against the idle cluster: shared
+// totals; per term, the matching hosts' capacity (slots bounded by per-slot
+// rusage) in all, on one host for span[hosts=1], and in hosts of ptile
+// tasks for span[ptile=N]; and enough distinct hosts for all terms (the
+// hosts of a plan are distinct). noMatch is set when a term matches no host.
+func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative) (why string, noMatch bool) {
+	c := r.view.Cluster
+	empty := framework.View{Cluster: c, State: r.empty}
+	q := job.Spec.Queue
+	for _, sh := range alt.Shared {
+		if total := c.Shared[sh.Shared].Total; !cluster.Within(sh.Amount, total) {
+			return fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total), false
+		}
+	}
+	minHosts := 0
+	for ti := range alt.Terms {
+		t := &alt.Terms[ti]
+		need := t.Tasks
+		if need == 0 {
+			need = job.Spec.TasksMin
+		}
+		total, largest, matching, slots := 0, 0, 0, 0
+		var caps []int
+		for h := range c.Hosts {
+			id := cluster.HostID(h)
+			if !c.QueueHasHost(q, id) || !t.Select.Match(r.empty.HostVals(id)) {
+				continue
+			}
+			matching++
+			n := empty.Capacity(id, t)
+			slots += c.Hosts[h].Slots
+			total += n
+			largest = max(largest, n)
+			caps = append(caps, n)
+		}
+		if matching == 0 {
+			noMatch = true
+			continue
+		}
+		bound := ""
+		if total < slots {
+			bound = " (per-slot rusage[] bounds them below their slots)"
+		}
+		switch t.Span.Kind {
+		case resreq.SpanHostsOne:
+			minHosts++
+			if need > largest {
+				return fmt.Sprintf("span[hosts=1] needs %d tasks on one host, the largest matching host takes %d%s", need, largest, bound), false
+			}
+		case resreq.SpanPtile:
+			p := t.Span.Ptile
+			fullNeed, rem := need/p, need%p
+			full, other := 0, 0
+			for _, n := range caps {
+				if n >= p {
+					full++
+				} else if rem > 0 && n >= rem {
+					other++
+				}
+			}
+			minHosts += fullNeed
+			if rem > 0 {
+				minHosts++
+			}
+			if full < fullNeed || rem > 0 && full+other < fullNeed+1 {
+				return fmt.Sprintf("span[ptile=%d] needs %s that take %d tasks each%s; the matching hosts that can: %d", p, plural(fullNeed, "host"), p, remText(rem), full), false
+			}
+		default:
+			minHosts++
+		}
+		if need > total {
+			return fmt.Sprintf("needs %s, the matching hosts take %d in all%s", plural(need, "task"), total, bound), false
+		}
+	}
+	if nh := empty.NumHosts(q); len(alt.Terms) > 1 && minHosts > nh {
+		return fmt.Sprintf("the compound terms need %d distinct hosts, the queue has %d", minHosts, nh), false
+	}
+	return "", noMatch
+}
+
+func remText(rem int) string {
+	if rem == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and one more that takes %d", rem)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

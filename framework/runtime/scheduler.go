@@ -185,8 +185,9 @@ func (s *Scheduler) Runner() *Runner { return s.runner }
 // submitted at or before now is considered, queues in priority order
 // (higher first, then configuration order), jobs within a queue in the
 // order of the queue's picker. A closed queue's jobs pend with QueueClosed.
-// Under fcfs, once a job of a queue pends, the queue's later jobs pend with
-// Priority; under firstfit, any job that fits starts. It returns the jobs
+// Under fcfs, once a job of a queue pends (other than with BadRequest: it
+// can never run), the queue's later jobs pend with Priority; under
+// firstfit, any job that fits starts. It returns the jobs
 // considered, in that order (each with its decision published on it), and
 // stops early with ctx's error when ctx is cancelled.
 func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, error) {
@@ -240,7 +241,8 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 			for _, o := range s.observers {
 				o.JobStarted(job, now)
 			}
-		} else if q.Policy == cluster.PolicyFCFS {
+		} else if q.Policy == cluster.PolicyFCFS && job.Reasons.Main != framework.BadRequest {
+			// A job that can never run does not hold its queue.
 			blocked[job.Spec.Queue] = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "xce:", err)
 	var in inputError
-	if errors.As(err, &in) {
+	if errors.As(err, &in) || strings.HasPrefix(err.Error(), "unknown command") {
 		return ExitUsage
 	}
 	return ExitFailure

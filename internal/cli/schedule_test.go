@@ -120,6 +120,7 @@ func TestExitCodes(t *testing.T) {
 		out  string // substring of stdout (code 0) or stderr
 	}{
 		{[]string{"version"}, ExitOK, "xce 0.1.0-dev"},
+		{[]string{"nosuch"}, ExitUsage, "unknown command"},
 		{[]string{"schedule"}, ExitUsage, "accepts 1 arg"},
 		{[]string{"schedule", "--bogus", "x"}, ExitUsage, "unknown flag"},
 		{[]string{"schedule", "/nonexistent.yaml"}, ExitUsage, "/nonexistent.yaml"},

@@ -20,7 +20,7 @@ const Name = "parjob"
 // one Plugin serves one runner at a time.
 type Plugin struct {
 	it   iterator
-	hist []int // capacity histogram scratch
+	caps []int // capacities scratch
 }
 
 var (
@@ -61,6 +61,9 @@ func (p *Plugin) Plans(job *framework.Job, view *framework.View) (framework.Plan
 func (p *Plugin) Accepts(job *framework.Job, plan *framework.Plan, claims []framework.Claim, view *framework.View) bool {
 	alt := &job.Req.Alts[plan.Alt]
 	for ti := range alt.Terms {
+		if hostsOf(plan, claims, ti) < 2 {
+			continue // one host always shares its own values
+		}
 		for _, col := range alt.Terms[ti].Same {
 			first := true
 			var v float64
@@ -77,6 +80,16 @@ func (p *Plugin) Accepts(job *framework.Job, plan *framework.Plan, claims []fram
 		}
 	}
 	return true
+}
+
+func hostsOf(plan *framework.Plan, claims []framework.Claim, ti int) int {
+	n := 0
+	for _, c := range claims {
+		if plan.Buckets[c.Bucket].Term == ti {
+			n++
+		}
+	}
+	return n
 }
 
 // iterator generates plans lazily: state is the alternative, the task count
@@ -123,9 +136,25 @@ func (it *iterator) nextAlt() bool {
 		return false
 	}
 	alt := it.req()
-	it.n, it.tuple, it.tuples = it.job.Spec.TasksMax, 0, nil
-	if !alt.Compound() && len(alt.Terms[0].Same) > 0 {
-		it.tuples = sameTuples(it.view, it.job.Spec.Queue, &alt.Terms[0])
+	spec := it.job.Spec
+	it.n, it.tuple, it.tuples = spec.TasksMax, 0, nil
+	if alt.Compound() {
+		return true
+	}
+	term := &alt.Terms[0]
+	switch {
+	case spec.TasksMax > spec.TasksMin:
+		// A range: start at the largest count that could fit now.
+		it.n = min(it.n, it.bound(term))
+	case term.Span.Kind == resreq.SpanPtile:
+		// A plan never has more buckets than the queue has hosts.
+		if it.n > term.Span.Ptile*it.view.NumHosts(spec.Queue) {
+			it.n = 0
+		}
+	}
+	if len(term.Same) > 0 && term.Span.Kind != resreq.SpanHostsOne {
+		// One plan per value tuple (one host is always "the same").
+		it.tuples = sameTuples(it.view, spec.Queue, term)
 		if len(it.tuples) == 0 {
 			it.n = 0 // no usable host: no plan
 		}
@@ -189,29 +218,25 @@ func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
 	return true
 }
 
-// spread sizes buckets for n tasks from the usable hosts' capacities,
-// largest first. For a simple alternative it lowers the next count to try
-// to the total capacity, so the first plan is the largest that fits.
+// spread sizes buckets for n tasks from the usable hosts' capacities (free
+// slots bounded by per-slot rusage): largest first, or, when the term has
+// order[] keys, in that order; each host takes all it can until the last
+// takes the remainder. For a simple alternative it lowers the next count to
+// try to the total capacity, so the first plan is the largest that fits.
 func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, add func(slots, count int)) bool {
-	hist := it.p.hist[:0]
-	total := 0
 	v := it.view
-	for h := range v.Cluster.Hosts {
-		id := cluster.HostID(h)
-		if v.Usable(id, it.job.Spec.Queue, term) != framework.None || !pinned(v, id, term, pin) {
+	caps := it.p.caps[:0]
+	total := 0
+	for _, h := range v.Ordered(it.job.Spec.Queue, term) {
+		if v.Usable(h, it.job.Spec.Queue, term) != framework.None || !pinned(v, h, term, pin) {
 			continue
 		}
-		c := v.Capacity(id, term)
-		if c <= 0 {
-			continue
+		if c := v.Capacity(h, term); c > 0 {
+			caps = append(caps, c)
+			total += c
 		}
-		for len(hist) <= c {
-			hist = append(hist, 0)
-		}
-		hist[c]++
-		total += c
 	}
-	it.p.hist = hist
+	it.p.caps = caps
 	if !it.req().Compound() && it.tuples == nil && total < n {
 		// Skip straight to the largest count that fits.
 		if total < it.job.Spec.TasksMin {
@@ -223,19 +248,51 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 	if total < n {
 		return false
 	}
-	for c := len(hist) - 1; c > 0 && n > 0; c-- {
-		k := min(hist[c], n/c)
-		add(c, k)
-		n -= k * c
-		if n > 0 && n < c && hist[c] > k {
-			add(n, 1)
-			n = 0
-		}
+	if len(term.Order) == 0 {
+		slices.SortStableFunc(caps, func(a, b int) int { return b - a })
 	}
-	if n > 0 { // the remainder goes to the next smaller capacity
-		add(n, 1)
+	for _, c := range caps {
+		if n == 0 {
+			break
+		}
+		take := min(c, n)
+		add(take, 1)
+		n -= take
 	}
 	return true
+}
+
+// bound returns an upper bound on the tasks of term any placement can have
+// now: for span[hosts=1] the largest usable capacity; for span[ptile=P],
+// P × (hosts that can take P) + the largest smaller capacity (below P);
+// else the total capacity. One pass over the queue's hosts.
+func (it *iterator) bound(term *framework.Term) int {
+	v := it.view
+	q := it.job.Spec.Queue
+	largest, full, rest, total := 0, 0, 0, 0
+	p := term.Span.Ptile
+	for _, h := range v.Hosts(q) {
+		if v.Usable(h, q, term) != framework.None {
+			continue
+		}
+		c := v.Capacity(h, term)
+		total += c
+		largest = max(largest, c)
+		if term.Span.Kind == resreq.SpanPtile {
+			if c >= p {
+				full++
+			} else {
+				rest = max(rest, c)
+			}
+		}
+	}
+	switch term.Span.Kind {
+	case resreq.SpanHostsOne:
+		return largest
+	case resreq.SpanPtile:
+		return p*full + rest
+	}
+	return total
 }
 
 func pinned(v *framework.View, h cluster.HostID, term *framework.Term, pin []float64) bool {
