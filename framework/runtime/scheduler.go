@@ -30,6 +30,14 @@ type Scheduler struct {
 	par       framework.Allocator
 	pickers   []framework.Picker   // per queue
 	observers []framework.Observer // pickers that follow job starts and ends
+	blocked   []bool               // scratch: per queue, fcfs blocked in this cycle
+
+	// future holds the pending jobs not yet submitted, by submit time then
+	// ID; future[next:] are still to come. pending holds the submitted
+	// jobs that are still pending, in submit order.
+	future  []*framework.Job
+	next    int
+	pending []*framework.Job
 	order     []*framework.Job     // scratch: the cycle's picking order
 }
 
@@ -135,12 +143,18 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.Jobs = append(s.Jobs, job)
 	}
 	for _, j := range s.Jobs {
-		if j.State == framework.Running {
+		switch j.State {
+		case framework.Running:
 			for _, o := range s.observers {
 				o.JobStarted(j, j.Start)
 			}
+		case framework.Pending:
+			s.future = append(s.future, j)
 		}
 	}
+	slices.SortStableFunc(s.future, func(a, b *framework.Job) int {
+		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
+	})
 	return s, nil
 }
 
@@ -187,22 +201,24 @@ func (s *Scheduler) Runner() *Runner { return s.runner }
 // order of the queue's picker. A closed queue's jobs pend with QueueClosed.
 // Under fcfs, once a job of a queue pends (other than with BadRequest: it
 // can never run), the queue's later jobs pend with Priority; under
-// firstfit, any job that fits starts. It returns the jobs
-// considered, in that order (each with its decision published on it), and
-// stops early with ctx's error when ctx is cancelled.
+// firstfit, any job that fits starts. Cycle times must not decrease. It
+// returns the jobs considered, in that order, each with its decision
+// published on it (the slice is valid until the next cycle), and stops
+// early with ctx's error when ctx is cancelled.
 func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, error) {
 	s.runner.BeginCycle()
-	s.order = s.order[:0]
-	for _, j := range s.Jobs {
-		if j.State == framework.Pending && j.Spec.Submit <= now {
-			s.order = append(s.order, j)
-		}
+	for s.next < len(s.future) && s.future[s.next].Spec.Submit <= now {
+		s.pending = append(s.pending, s.future[s.next])
+		s.next++
 	}
+	s.order = append(s.order[:0], s.pending...)
 	c := s.Cluster
-	slices.SortStableFunc(s.order, func(a, b *framework.Job) int {
-		qa, qb := &c.Queues[a.Spec.Queue], &c.Queues[b.Spec.Queue]
-		return cmp.Or(cmp.Compare(qb.Priority, qa.Priority), cmp.Compare(a.Spec.Queue, b.Spec.Queue))
-	})
+	if len(c.Queues) > 1 {
+		slices.SortStableFunc(s.order, func(a, b *framework.Job) int {
+			qa, qb := &c.Queues[a.Spec.Queue], &c.Queues[b.Spec.Queue]
+			return cmp.Or(cmp.Compare(qb.Priority, qa.Priority), cmp.Compare(a.Spec.Queue, b.Spec.Queue))
+		})
+	}
 	for lo := 0; lo < len(s.order); {
 		q := s.order[lo].Spec.Queue
 		hi := lo
@@ -212,7 +228,12 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		s.pickers[q].Order(now, s.order[lo:hi])
 		lo = hi
 	}
-	blocked := make([]bool, len(c.Queues))
+	defer s.compactPending()
+	blocked := s.blocked[:0]
+	for range c.Queues {
+		blocked = append(blocked, false)
+	}
+	s.blocked = blocked
 	for i, job := range s.order {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -248,6 +269,22 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 	}
 	return s.order, nil
 }
+
+// compactPending drops the jobs that started from the pending list.
+func (s *Scheduler) compactPending() {
+	kept := s.pending[:0]
+	for _, j := range s.pending {
+		if j.State == framework.Pending {
+			kept = append(kept, j)
+		}
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
+}
+
+// Pending returns the jobs submitted by the last cycle that are still
+// pending, in submit order. The slice is valid until the next cycle.
+func (s *Scheduler) Pending() []*framework.Job { return s.pending }
 
 // ReasonDetail renders the detail of a reason (a resource, shared
 // resource or limit name) for job output.

@@ -24,7 +24,12 @@ func (Plugin) Name() string { return Name }
 // Order implements framework.Picker: submit time ascending, then job ID.
 // (Queue priority orders queues before any picker runs.)
 func (Plugin) Order(_ int64, jobs []*framework.Job) {
-	slices.SortStableFunc(jobs, func(a, b *framework.Job) int {
+	byArrival := func(a, b *framework.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
+	}
+	// The scheduler keeps pending jobs in arrival order: usually nothing
+	// to do.
+	if !slices.IsSortedFunc(jobs, byArrival) {
+		slices.SortStableFunc(jobs, byArrival)
+	}
 }
