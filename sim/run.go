@@ -9,23 +9,44 @@ import (
 	"github.com/xce-sched/xce/framework/runtime"
 )
 
-// Observe is called after each scheduling cycle with its time (seconds)
-// and the jobs it considered, in picking order.
-type Observe func(now int64, considered []*framework.Job)
+// Event is what happened at one event time: the jobs that ended just
+// before the cycle, and the jobs the cycle considered, in picking order
+// (those that started have State Running and Start == Now). The slices are
+// valid only during the Observe call.
+type Event struct {
+	Now        int64
+	Ended      []*framework.Job
+	Considered []*framework.Job
+}
 
-// Run drives s on a virtual clock from the first event up to until
-// (seconds, inclusive). The events are job submissions and job ends. At
-// each event time it first ends every job whose end has come (releasing
-// what it holds), then runs one scheduling cycle over the pending jobs
-// submitted by then. A job started at time t ends at t + Runtime; a job
-// with Runtime 0 (unknown) runs past until. A running job of the snapshot
-// ends at Start + Runtime. It returns the time of the last cycle, or ctx's
-// error when ctx is cancelled.
-func Run(ctx context.Context, s *runtime.Scheduler, until int64, observe Observe) (int64, error) {
+// Observe is called after each scheduling cycle.
+type Observe func(e *Event)
+
+// Options configure Run.
+type Options struct {
+	// Until is the last event time to process (seconds, inclusive).
+	Until int64
+	// ZeroRuntimeEnds: a job with Runtime 0 ends as soon as it starts (a
+	// trace's zero-length job). Otherwise Runtime 0 means unknown and the
+	// job runs past Until (a scenario's job without a runtime).
+	ZeroRuntimeEnds bool
+	// Observe, if set, sees every cycle.
+	Observe Observe
+}
+
+// Run drives s on a virtual clock from the first event up to opts.Until.
+// The events are job submissions and job ends. At each event time it first
+// ends every job whose end has come (releasing what it holds), then runs
+// one scheduling cycle over the pending jobs submitted by then. A job
+// started at time t ends at t + Runtime; a running job of the snapshot ends
+// at Start + Runtime. It returns the time of the last cycle (-1 if none),
+// or ctx's error when ctx is cancelled.
+func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error) {
 	var ends endQueue
+	ends.zero = opts.ZeroRuntimeEnds
 	for _, j := range s.Jobs {
-		if j.State == framework.Running && j.Spec.Runtime > 0 {
-			heap.Push(&ends, end{j.Start + j.Spec.Runtime, j})
+		if j.State == framework.Running {
+			ends.add(j, j.Start)
 		}
 	}
 	var submits []int64
@@ -37,30 +58,34 @@ func Run(ctx context.Context, s *runtime.Scheduler, until int64, observe Observe
 	slices.Sort(submits)
 	submits = slices.Compact(submits)
 
+	var ev Event
 	last := int64(-1)
 	for {
 		now, ok := nextEvent(submits, &ends, last)
-		if !ok || now > until {
+		if !ok || now > opts.Until {
 			return last, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return last, err
 		}
-		for ends.Len() > 0 && ends[0].at <= now {
+		ev.Ended = ev.Ended[:0]
+		for ends.Len() > 0 && ends.q[0].at <= now {
 			e := heap.Pop(&ends).(end)
 			s.Finish(e.job, e.at)
+			ev.Ended = append(ev.Ended, e.job)
 		}
 		considered, err := s.Cycle(ctx, now)
 		if err != nil {
 			return now, err
 		}
 		for _, j := range considered {
-			if j.State == framework.Running && j.Start == now && j.Spec.Runtime > 0 {
-				heap.Push(&ends, end{now + j.Spec.Runtime, j})
+			if j.State == framework.Running && j.Start == now {
+				ends.add(j, now)
 			}
 		}
-		if observe != nil {
-			observe(now, considered)
+		if opts.Observe != nil {
+			ev.Now, ev.Considered = now, considered
+			opts.Observe(&ev)
 		}
 		last = now
 	}
@@ -73,8 +98,8 @@ func nextEvent(submits []int64, ends *endQueue, last int64) (int64, bool) {
 	if i < len(submits) {
 		t, ok = submits[i], true
 	}
-	if ends.Len() > 0 && (!ok || (*ends)[0].at < t) {
-		t, ok = (*ends)[0].at, true
+	if ends.Len() > 0 && (!ok || ends.q[0].at < t) {
+		t, ok = ends.q[0].at, true
 	}
 	return t, ok
 }
@@ -85,20 +110,29 @@ type end struct {
 }
 
 // endQueue is a min-heap of job ends by time, then job ID.
-type endQueue []end
-
-func (q endQueue) Len() int { return len(q) }
-func (q endQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].job.Spec.ID < q[j].job.Spec.ID
+type endQueue struct {
+	q    []end
+	zero bool // Runtime 0 ends at once (else never)
 }
-func (q endQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *endQueue) Push(x any)   { *q = append(*q, x.(end)) }
+
+// add schedules the end of job j, started at start, if it has one.
+func (q *endQueue) add(j *framework.Job, start int64) {
+	if j.Spec.Runtime > 0 || q.zero {
+		heap.Push(q, end{start + max(j.Spec.Runtime, 0), j})
+	}
+}
+
+func (q *endQueue) Len() int { return len(q.q) }
+func (q *endQueue) Less(i, j int) bool {
+	if q.q[i].at != q.q[j].at {
+		return q.q[i].at < q.q[j].at
+	}
+	return q.q[i].job.Spec.ID < q.q[j].job.Spec.ID
+}
+func (q *endQueue) Swap(i, j int) { q.q[i], q.q[j] = q.q[j], q.q[i] }
+func (q *endQueue) Push(x any)   { q.q = append(q.q, x.(end)) }
 func (q *endQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
+	e := q.q[len(q.q)-1]
+	q.q = q.q[:len(q.q)-1]
 	return e
 }

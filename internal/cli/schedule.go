@@ -42,7 +42,7 @@ func (sr *scenarioRun) run(cmd *cobra.Command, path string) (s *runtime.Schedule
 	if sr.until < 0 {
 		return nil, nil, false, badInput(fmt.Errorf("--until must be >= 0, got %d", sr.until))
 	}
-	_, err = sim.Run(cmd.Context(), s, sr.until, nil)
+	_, err = sim.Run(cmd.Context(), s, sim.Options{Until: sr.until})
 	return s, s.Jobs, true, err
 }
 
