@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"math"
+	"slices"
+
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/runtime"
+)
+
+// Tau is the bounded-slowdown threshold in seconds (Feitelson, Rudolph,
+// Schwiegelshohn, Sevcik, Wong 1997, "Theory and practice in parallel job
+// scheduling"; Feitelson 2001, "Metrics for parallel job scheduling and
+// their convergence"): runtimes shorter than Tau count as Tau.
+const Tau = 10
+
+// Point is one sample of the simulation's time series, taken after a cycle.
+type Point struct {
+	T       int64 // seconds
+	Pending int   // submitted jobs still pending
+	Busy    int   // slots held by running jobs
+}
+
+// Recorder follows a simulation through its Observe hook: the time series
+// of queue length and busy slots, and how long jobs pended for each main
+// reason.
+type Recorder struct {
+	Series []Point
+	busy   int
+	lastT  int64
+	counts map[framework.Reason]int     // pending jobs per main reason after the last cycle
+	pendS  map[framework.Reason]float64 // job-seconds pending per main reason
+	cycles int
+}
+
+// NewRecorder returns a recorder for a simulation of s (jobs already
+// running in s count as busy from the start).
+func NewRecorder(s *runtime.Scheduler) *Recorder {
+	r := &Recorder{counts: map[framework.Reason]int{}, pendS: map[framework.Reason]float64{}, lastT: -1}
+	for _, j := range s.Jobs {
+		if j.State == framework.Running {
+			r.busy += j.Alloc.Slots()
+		}
+	}
+	return r
+}
+
+// Observe is the Observe hook: it charges the time since the last cycle to
+// the reasons the pending jobs had, then takes the new state.
+func (r *Recorder) Observe(e *Event) {
+	r.advance(e.Now)
+	for _, j := range e.Ended {
+		r.busy -= j.Alloc.Slots()
+	}
+	clear(r.counts)
+	pending := 0
+	for _, j := range e.Considered {
+		switch {
+		case j.State == framework.Running && j.Start == e.Now:
+			r.busy += j.Alloc.Slots()
+		case j.State == framework.Pending:
+			r.counts[j.Reasons.Main]++
+			pending++
+		}
+	}
+	r.cycles++
+	r.Series = append(r.Series, Point{T: e.Now, Pending: pending, Busy: r.busy})
+}
+
+func (r *Recorder) advance(now int64) {
+	if r.lastT >= 0 {
+		dt := float64(now - r.lastT)
+		for reason, n := range r.counts {
+			r.pendS[reason] += float64(n) * dt
+		}
+	}
+	r.lastT = now
+}
+
+// Summary is the outcome of a simulation (docs/metrics.md gives every
+// definition and its source). Times are in seconds.
+type Summary struct {
+	Jobs       int `json:"jobs"`       // jobs that ran to completion, the metrics' population
+	Rejected   int `json:"rejected"`   // jobs that could never run (BadRequest), left out of the metrics
+	Unfinished int `json:"unfinished"` // other jobs that did not finish (still pending or running)
+	Cycles     int `json:"cycles"`
+
+	MakespanS     int64   `json:"makespan_s"`
+	Utilization   float64 `json:"utilization"`
+	WaitMeanS     float64 `json:"wait_mean_s"`
+	WaitMedianS   float64 `json:"wait_median_s"`
+	WaitP95S      float64 `json:"wait_p95_s"`
+	ResponseMeanS float64 `json:"response_mean_s"`
+	SlowdownMean  float64 `json:"slowdown_mean"`
+	BSLDMean      float64 `json:"bsld_mean"`
+	// PendingByReasonS is the job-seconds spent pending, by main reason code.
+	PendingByReasonS map[string]float64 `json:"pending_by_reason_s"`
+}
+
+// Summarize computes the metrics over s's jobs after a run recorded by rec,
+// for a cluster of totalSlots slots. Only jobs that finished are measured:
+//
+//	wait = start − submit; run = end − start; response = end − submit
+//	slowdown = response / run (jobs with run > 0)
+//	bounded slowdown = max(1, response / max(run, Tau))
+//	makespan = last end − first submit
+//	utilization = Σ run × slots / (totalSlots × makespan)
+//
+// The median is the mean of the two middle values for an even count; p95
+// is the nearest-rank percentile (the ⌈0.95·n⌉-th smallest).
+func Summarize(s *runtime.Scheduler, rec *Recorder, totalSlots int) Summary {
+	var sum Summary
+	var waits []float64
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	var work, waitSum, respSum, sldSum, bsldSum float64
+	sldN := 0
+	for _, j := range s.Jobs {
+		switch {
+		case j.State == framework.Done:
+		case j.State == framework.Pending && j.Reasons.Main == framework.BadRequest:
+			sum.Rejected++
+			continue
+		default:
+			sum.Unfinished++
+			continue
+		}
+		sum.Jobs++
+		wait := float64(j.Start - j.Spec.Submit)
+		run := float64(j.End - j.Start)
+		resp := float64(j.End - j.Spec.Submit)
+		waits = append(waits, wait)
+		waitSum += wait
+		respSum += resp
+		if run > 0 {
+			sldSum += resp / run
+			sldN++
+		}
+		bsldSum += max(1, resp/max(run, Tau))
+		work += run * float64(j.Alloc.Slots())
+		first = min(first, j.Spec.Submit)
+		last = max(last, j.End)
+	}
+	if rec != nil {
+		rec.advance(max(last, rec.lastT))
+		sum.Cycles = rec.cycles
+		sum.PendingByReasonS = map[string]float64{}
+		for reason, v := range rec.pendS {
+			if v > 0 {
+				sum.PendingByReasonS[reason.String()] = v
+			}
+		}
+	}
+	if sum.Jobs == 0 {
+		return sum
+	}
+	n := float64(sum.Jobs)
+	sum.MakespanS = last - first
+	if sum.MakespanS > 0 && totalSlots > 0 {
+		sum.Utilization = work / (float64(totalSlots) * float64(sum.MakespanS))
+	}
+	sum.WaitMeanS = waitSum / n
+	sum.ResponseMeanS = respSum / n
+	sum.BSLDMean = bsldSum / n
+	if sldN > 0 {
+		sum.SlowdownMean = sldSum / float64(sldN)
+	}
+	slices.Sort(waits)
+	sum.WaitMedianS = median(waits)
+	sum.WaitP95S = nearestRank(waits, 0.95)
+	return sum
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// nearestRank returns the ⌈p·n⌉-th smallest value (1-based).
+func nearestRank(sorted []float64, p float64) float64 {
+	k := int(math.Ceil(p * float64(len(sorted))))
+	return sorted[max(k, 1)-1]
+}

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/resreq"
+	"github.com/xce-sched/xce/workload/swf"
+)
+
+// Workload is a list of jobs to replay, in SWF records, with the header
+// they came with (a trace's, or a model's).
+type Workload struct {
+	Header swf.Header
+	Jobs   []swf.Job
+}
+
+// Setup says how to turn a workload into a cluster with jobs.
+type Setup struct {
+	// Base, when set, gives the hosts, shared resources, queues and limits
+	// (a scenario file); its own jobs are not replayed. Otherwise the
+	// cluster is Hosts × Slots single-type hosts.
+	Base *cluster.Cluster
+	// Hosts and Slots override the SWF header's MaxNodes and
+	// MaxProcs/MaxNodes, or fill them in when the header lacks them.
+	Hosts, Slots int
+	// Policy, when set, is given to every queue.
+	Policy cluster.Policy
+	// Clean applies the common cleaning of archive logs: drop jobs with run
+	// time ≤ 0 or processors ≤ 0, and cap the run time at the requested
+	// time when both are known.
+	Clean bool
+}
+
+// Prepared is a workload ready to simulate.
+type Prepared struct {
+	Cluster    *cluster.Cluster
+	TotalSlots int
+	Dropped    int // jobs dropped by cleaning
+	Capped     int // run times capped at the requested time
+}
+
+// Prepare builds the cluster and its jobs. A job's task count is the
+// requested processors (SWF field 8), else the allocated ones (field 5);
+// its runtime is field 4 (less than 0 counts as 0); its estimate is the
+// requested time (field 9) when known, else the runtime; its user is
+// "u<field 12>". A job larger than the cluster is kept: it pends with
+// BadRequest and is counted as rejected, never shrunk.
+func Prepare(w *Workload, s Setup) (*Prepared, error) {
+	c, err := baseCluster(w, s)
+	if err != nil {
+		return nil, err
+	}
+	empty, err := resreq.Parse("")
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{Cluster: c}
+	for _, h := range c.Hosts {
+		p.TotalSlots += h.Slots
+	}
+	c.Jobs = make([]cluster.Job, 0, len(w.Jobs))
+	for _, j := range w.Jobs {
+		procs := j.ReqProcs
+		if procs <= 0 {
+			procs = j.AllocProcs
+		}
+		run := j.Run
+		if s.Clean {
+			if run <= 0 || procs <= 0 {
+				p.Dropped++
+				continue
+			}
+			if j.ReqTime > 0 && run > j.ReqTime {
+				run = j.ReqTime
+				p.Capped++
+			}
+		}
+		run = max(run, 0)
+		est := j.ReqTime
+		if est <= 0 {
+			est = run
+		}
+		user := "nobody"
+		if j.User >= 0 {
+			user = "u" + strconv.FormatInt(j.User, 10)
+		}
+		tasks := int(min(max(procs, 1), 1<<31-1))
+		c.Jobs = append(c.Jobs, cluster.Job{
+			ID: cluster.JobID(j.ID), User: user, Project: cluster.DefaultProject,
+			Submit: max(j.Submit, 0), TasksMin: tasks, TasksMax: tasks,
+			Req: empty, Runtime: run, Estimate: est,
+		})
+		if procs <= 0 {
+			// No processor count at all: it can never be placed as asked.
+			c.Jobs[len(c.Jobs)-1].Req = nil
+		}
+	}
+	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	return p, nil
+}
+
+// baseCluster returns the scenario's cluster with its queues' policies set,
+// or Hosts × Slots hosts named n0001, n0002, … with one firstfit queue.
+func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
+	if s.Base != nil {
+		c := *s.Base
+		c.Queues = slices.Clone(c.Queues)
+		if s.Policy != "" {
+			for i := range c.Queues {
+				c.Queues[i].Policy = s.Policy
+			}
+		}
+		return &c, nil
+	}
+	hosts, slots := int64(s.Hosts), int64(s.Slots)
+	if hosts <= 0 {
+		hosts = w.Header.MaxNodes
+	}
+	if slots <= 0 && w.Header.MaxProcs > 0 && w.Header.MaxNodes > 0 {
+		slots = w.Header.MaxProcs / w.Header.MaxNodes
+	}
+	if hosts <= 0 {
+		return nil, errors.New("the workload's header gives no MaxNodes: give --hosts (and --slots) or --cluster")
+	}
+	if slots <= 0 {
+		slots = 1
+	}
+	if hosts > 10_000_000 || slots > 1_000_000_000 {
+		return nil, fmt.Errorf("cluster of %d hosts × %d slots is too large", hosts, slots)
+	}
+	policy := s.Policy
+	if policy == "" {
+		policy = cluster.PolicyFirstFit
+	}
+	c := &cluster.Cluster{Queues: []cluster.Queue{{Name: "normal", Policy: policy, Picker: "priority"}}}
+	width := len(strconv.FormatInt(hosts, 10))
+	for i := range hosts {
+		c.Hosts = append(c.Hosts, cluster.Host{Name: fmt.Sprintf("n%0*d", width, i+1), Slots: int(slots)})
+	}
+	if err := c.Init(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
