@@ -120,7 +120,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		spec := &c.Jobs[i]
 		job := &framework.Job{Spec: spec}
 		if spec.Req == nil {
-			job.ReqErr = fmt.Errorf("job %d has no parsed requirement", spec.ID)
+			job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
 		} else {
 			key := reqKey{spec.Req.String(), spec.TasksMin, spec.TasksMax}
 			if prev, ok := compiled[key]; ok {
