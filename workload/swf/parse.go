@@ -231,52 +231,76 @@ func parseFloat(b []byte) (float64, int) {
 	return f, valOK
 }
 
-// splitFields finds the whitespace-separated fields of line; it returns
-// their count, and the bounds of the first NumFields of them.
-func splitFields(line []byte, bounds *[NumFields][2]int) int {
+// parseRecord parses one record line in a single pass. The returned error
+// has Field and Msg set; the caller fills in File and Line. A wrong field
+// count is reported in preference to a bad value.
+func parseRecord(line []byte) (Job, *ParseError) {
+	var iv [NumFields]int64
+	var fv [NumFields]float64
+	var bad *ParseError
 	n := 0
 	i := 0
 	for {
-		for i < len(line) && isSpace(line[i]) {
+		for i < len(line) && line[i] <= ' ' && isSpace(line[i]) {
 			i++
 		}
 		if i == len(line) {
-			return n
+			break
 		}
 		s := i
+		// Fast path: [-]digits, at most 18 of them (no overflow), then a
+		// separator. Negative numbers other than -0 and -1 take the slow
+		// path for its error message.
+		neg := line[i] == '-'
+		if neg {
+			i++
+		}
+		ds := i
+		var v int64
+		for i < len(line) && line[i]-'0' < 10 {
+			v = v*10 + int64(line[i]-'0')
+			i++
+		}
+		if i-ds > 0 && i-ds <= 18 && (i == len(line) || line[i] <= ' ' && isSpace(line[i])) &&
+			(!neg || v <= 1) {
+			if neg {
+				v = -v
+			}
+			if n < NumFields {
+				if fieldKinds[n] == 'F' {
+					fv[n] = float64(v)
+				} else {
+					iv[n] = v
+				}
+			}
+			n++
+			continue
+		}
 		for i < len(line) && !isSpace(line[i]) {
 			i++
 		}
-		if n < NumFields {
-			bounds[n] = [2]int{s, i}
+		if n < NumFields && bad == nil {
+			b := line[s:i]
+			var kind int
+			switch fieldKinds[n] {
+			case 'I':
+				iv[n], kind = parseInt(b, false)
+			case 'T':
+				iv[n], kind = parseInt(b, true)
+			default:
+				fv[n], kind = parseFloat(b)
+			}
+			if kind != valOK {
+				bad = &ParseError{Field: n + 1, Msg: valueMsg(kind, b)}
+			}
 		}
 		n++
 	}
-}
-
-// parseRecord parses one record line. The returned error has Field and Msg
-// set; the caller fills in File and Line.
-func parseRecord(line []byte) (Job, *ParseError) {
-	var bounds [NumFields][2]int
-	if n := splitFields(line, &bounds); n != NumFields {
+	if n != NumFields {
 		return Job{}, &ParseError{Msg: fmt.Sprintf("expected %d fields, got %d", NumFields, n)}
 	}
-	var iv [NumFields]int64
-	var fv [NumFields]float64
-	for k := range NumFields {
-		b := line[bounds[k][0]:bounds[k][1]]
-		var kind int
-		switch fieldKinds[k] {
-		case 'I':
-			iv[k], kind = parseInt(b, false)
-		case 'T':
-			iv[k], kind = parseInt(b, true)
-		default:
-			fv[k], kind = parseFloat(b)
-		}
-		if kind != valOK {
-			return Job{}, &ParseError{Field: k + 1, Msg: valueMsg(kind, b)}
-		}
+	if bad != nil {
+		return Job{}, bad
 	}
 	return Job{
 		ID: iv[0], Submit: iv[1], Wait: iv[2], Run: iv[3], AllocProcs: iv[4],

@@ -217,11 +217,14 @@ func (r *Reader) Next() (Job, error) {
 			}
 			return Job{}, err
 		}
-		b := bytes.TrimLeft(line, " \t\r\v\f")
-		if len(b) == 0 || b[0] == ';' {
+		k := 0
+		for k < len(line) && isSpace(line[k]) {
+			k++
+		}
+		if k == len(line) || line[k] == ';' {
 			continue
 		}
-		j, pe := parseRecord(b)
+		j, pe := parseRecord(line[k:])
 		if pe != nil {
 			pe.File, pe.Line = r.name, r.line
 			if r.skipBad {
