@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
+	"math/big"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -235,4 +238,50 @@ func countErrs(rs []result) int {
 		}
 	}
 	return n
+}
+
+// FuzzParseInt checks parseInt against exact rational arithmetic.
+func FuzzParseInt(f *testing.F) {
+	for _, s := range []string{"0", "-1", "-1.0", "-0", "+7", "12.5", "12.49", ".5", "3.", "1e3", "-2",
+		"-1.5", "9223372036854775807", "9223372036854775808", "9223372036854775807.5", "18446744073709551616",
+		"abc", "", "-", ".", "1.2.3", "0x10", "00012.000"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	fixed := regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+	maxInt := new(big.Rat).SetInt64(math.MaxInt64)
+	f.Fuzz(func(t *testing.T, s string, isTime bool) {
+		v, kind := parseInt([]byte(s), isTime)
+		wantV, wantKind := int64(0), valOK
+		if !fixed.MatchString(s) {
+			wantKind = valNotNumber
+			if validFloat([]byte(s)) {
+				wantKind = valNotInteger
+			}
+		} else {
+			r, ok := new(big.Rat).SetString(strings.TrimPrefix(s, "+"))
+			if !ok {
+				t.Fatalf("big.Rat cannot parse %q", s)
+			}
+			switch {
+			case r.Sign() < 0 && r.Cmp(big.NewRat(-1, 1)) != 0:
+				wantKind = valNegative
+			case !isTime && !r.IsInt():
+				wantKind = valNotInteger
+			default:
+				if isTime && !r.IsInt() { // round half up (r >= 0 here)
+					r.Add(r, big.NewRat(1, 2))
+					r.SetInt(new(big.Int).Quo(r.Num(), r.Denom()))
+				}
+				if r.Cmp(maxInt) > 0 {
+					wantKind = valRange
+				} else {
+					wantV = r.Num().Int64()
+				}
+			}
+		}
+		if v != wantV || kind != wantKind {
+			t.Fatalf("parseInt(%q, %v) = %d, %d; want %d, %d", s, isTime, v, kind, wantV, wantKind)
+		}
+	})
 }
