@@ -121,7 +121,8 @@ func (r *Reader) Line() int { return r.recLine }
 // what they say. Keys are "; Key: value" lines; MaxNodes, MaxProcs and
 // UnixStartTime are interpreted (key case-insensitive, the value a leading
 // integer with optional trailing text, the last occurrence winning, -1
-// meaning unknown); all header lines are kept in Comments. Next calls
+// meaning unknown); all header lines are kept in Comments, each without
+// its ';', one space after it, and trailing whitespace. Next calls
 // Header implicitly. A malformed value is returned as a *ParseError on
 // every call (the rest of the header is still read), unless SkipBad is on.
 func (r *Reader) Header() (Header, error) {
