@@ -466,3 +466,46 @@ func TestParseErrorFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLines: lines longer than the read buffer are read whole up to
+// MaxLineLength (line ending not counted), and rejected beyond it.
+func TestLongLines(t *testing.T) {
+	pad := func(n int) string { // the good record, padded to n bytes
+		return good + strings.Repeat(" ", n-len(good))
+	}
+	tests := []struct {
+		in   string
+		jobs int
+		err  string
+	}{
+		{pad(200<<10) + "\n" + good + "\n", 2, ""},
+		{pad(MaxLineLength) + "\r\n" + good, 2, ""},
+		{pad(MaxLineLength), 1, ""},
+		{"; " + strings.Repeat("c", MaxLineLength-2) + "\n" + good, 1, ""},
+		{pad(MaxLineLength+1) + "\n" + good, 0, "l.swf:1: line is longer than 1048576 bytes"},
+		{good + "\n" + pad(MaxLineLength+1), 1, "l.swf:2: line is longer than 1048576 bytes"},
+		{good + "\n" + pad(3*MaxLineLength) + "\r\n" + good, 1, "l.swf:2: line is longer than 1048576 bytes"},
+	}
+	for i, tt := range tests {
+		r := NewReader(strings.NewReader(tt.in), "l.swf")
+		_, jobs, err := readAll(t, r)
+		if len(jobs) != tt.jobs || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+			t.Errorf("%d: %d jobs, error %v; want %d, %q", i, len(jobs), err, tt.jobs, tt.err)
+		}
+		// Under SkipBad the long line is skipped and reading goes on.
+		r = NewReader(strings.NewReader(tt.in), "l.swf")
+		r.SkipBad(true)
+		_, jobs, err = readAll(t, r)
+		want := strings.Count(tt.in, good)
+		if err != nil || len(jobs) != want-r.Skipped() || r.Skipped() != btoi(tt.err != "") {
+			t.Errorf("%d: SkipBad: %d jobs, %d skipped, error %v", i, len(jobs), r.Skipped(), err)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
