@@ -80,7 +80,7 @@ func log(x float64) float64 {
 	// ln m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716:
 	// 2 (s + s^3/3 + s^5/5 + ...); 13 terms reach below 1e-19.
 	s := (m - 1) / (m + 1)
-	s2 := s * s
+	s2 := float64(s * s)
 	q := 1.0 / 25
 	for j := 23; j >= 1; j -= 2 {
 		q = float64(q*s2) + 1/float64(j)
@@ -101,7 +101,7 @@ func log2(x float64) float64 {
 
 // exp2 returns 2^x.
 func exp2(x float64) float64 {
-	return exp(x * ln2)
+	return exp(float64(x * ln2))
 }
 
 // lgamma returns ln Γ(x) for x > 0: the recurrence Γ(x+1) = x Γ(x) moves x
@@ -114,7 +114,7 @@ func lgamma(x float64) float64 {
 	shift := 0.0
 	prod := 1.0
 	for x < 10 {
-		prod *= x
+		prod = float64(prod * x)
 		x++
 	}
 	if prod != 1 {
@@ -124,12 +124,12 @@ func lgamma(x float64) float64 {
 	// Bernoulli terms B_2k / (2k (2k-1)) for k = 1..6.
 	stirling := [...]float64{1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188, -691.0 / 360360}
 	inv := 1 / x
-	inv2 := inv * inv
+	inv2 := float64(inv * inv)
 	s := stirling[len(stirling)-1]
 	for j := len(stirling) - 2; j >= 0; j-- {
 		s = float64(s*inv2) + stirling[j]
 	}
-	s *= inv
+	s = float64(s * inv)
 	return float64((x-0.5)*log(x)) - x + halfLn2Pi + s - shift
 }
 
@@ -150,13 +150,13 @@ func gammaCDF(x, a, b float64) float64 {
 		term := 1 / a
 		sum := term
 		for n := 1; n < 10000; n++ {
-			term *= x / (a + float64(n))
+			term = float64(term * (x / (a + float64(n))))
 			sum += term
 			if term < sum*eps {
 				break
 			}
 		}
-		return math.Min(1, sum*lead)
+		return math.Min(1, float64(sum*lead))
 	}
 	// Q = lead / (x+1-a - 1(1-a)/(x+3-a - 2(2-a)/(x+5-a - ...))), by the
 	// modified Lentz method.
@@ -166,7 +166,7 @@ func gammaCDF(x, a, b float64) float64 {
 	d := 1 / bn
 	h := d
 	for n := 1; n < 10000; n++ {
-		an := -float64(n) * (float64(n) - a)
+		an := float64(-float64(n) * (float64(n) - a))
 		bn += 2
 		d = float64(an*d) + bn
 		if math.Abs(d) < tiny {
@@ -177,8 +177,8 @@ func gammaCDF(x, a, b float64) float64 {
 			c = tiny
 		}
 		d = 1 / d
-		del := d * c
-		h *= del
+		del := float64(d * c)
+		h = float64(h * del)
 		if math.Abs(del-1) < eps {
 			break
 		}

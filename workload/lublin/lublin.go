@@ -163,7 +163,7 @@ type stream struct {
 // slowly and quiet ones fast, and over a whole day (48 points) exactly as
 // many seconds pass as were bought.
 func (st *stream) advance(s *sampler) {
-	shape := st.p.AArr * st.p.ARAR
+	shape := float64(st.p.AArr * st.p.ARAR)
 	g := s.gamma(shape, st.p.BArr)
 	for g > MaxLogInterarrival {
 		g = s.gamma(shape, st.p.BArr)

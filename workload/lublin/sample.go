@@ -44,8 +44,8 @@ func (s *sampler) normal() float64 {
 			continue
 		}
 		f := math.Sqrt(-2 * log(q) / q)
-		s.spare, s.hasSpare = v*f, true
-		return u * f
+		s.spare, s.hasSpare = float64(v*f), true
+		return float64(u * f)
 	}
 }
 
@@ -57,7 +57,7 @@ func (s *sampler) normal() float64 {
 func (s *sampler) gamma(shape, scale float64) float64 {
 	if shape < 1 {
 		boost := exp(log(s.uniform()) / shape)
-		return s.gamma(shape+1, scale) * boost
+		return float64(s.gamma(shape+1, scale) * boost)
 	}
 	d := shape - 1.0/3
 	c := 1 / math.Sqrt(9*d)
@@ -70,15 +70,15 @@ func (s *sampler) gamma(shape, scale float64) float64 {
 				break
 			}
 		}
-		v = v * v * v
+		v = float64(v * v * v)
 		u := s.uniform()
-		x2 := x * x
+		x2 := float64(x * x)
 		// The squeeze accepts about 98% of draws without a logarithm.
 		if u < 1-float64(0.0331*x2*x2) {
-			return float64(d*v) * scale
+			return float64(float64(d*v) * scale)
 		}
 		if log(u) < float64(0.5*x2)+float64(d*(1-v+log(v))) {
-			return float64(d*v) * scale
+			return float64(float64(d*v) * scale)
 		}
 	}
 }
