@@ -45,8 +45,12 @@ const (
 //
 // Generation is deterministic: the same configuration (Nodes, Seed,
 // Interactive, StartHour, Batch, Inter) always gives the same jobs, on every
-// platform and Go version that keeps math/rand/v2's PCG output (which the Go
-// project documents as fixed).
+// platform. The random stream is math/rand/v2's PCG (PCG-DXSM, as NumPy's,
+// whose output Go's own tests pin), and all floating-point work avoids
+// platform-dependent results (see fmath.go).
+//
+// Generate does not modify the Model and may run concurrently with other
+// Generate calls; Next and Reset modify it.
 type Model struct {
 	// Nodes is the machine size in nodes; every job needs 1..Nodes of them
 	// (one processor per node: AllocProcs = ReqProcs = nodes). At least 1.
@@ -239,9 +243,10 @@ func (g *generator) next() swf.Job {
 // size draws a job size in 1..nodes [m_lublin99.c calc_number_of_nodes].
 // One uniform u decides: u <= SerialProb gives a serial job; u <=
 // SerialProb+Pow2Prob a power-of-two job, 2^round(x); otherwise
-// round(2^x), with x two-stage uniform. A size above the machine (possible
-// only when nodes is not a power of two) becomes the largest power of two
-// that fits for a power-of-two job, and the machine size otherwise.
+// round(2^x), with x two-stage uniform. A power-of-two job may exceed 2^UHi
+// (up to 2^round(UHi)), as in the C code. A size above the machine (when
+// nodes is not a power of two) becomes the largest power of two that fits
+// for a power-of-two job, and the machine size otherwise.
 func (g *generator) size(p Params) int {
 	u := g.s.uniform()
 	if u <= p.SerialProb {
