@@ -8,14 +8,12 @@ import (
 // The model's parameter values. Source: the authors' reference
 // implementation m_lublin99.c (Parallel Workloads Archive, "Models" page,
 // Lublin99), whose names are given in brackets, cross-checked against two
-// independent ports (GridSim's WorkloadLublin99.java and the Cython wrapper
-// of the Python package parallelworkloads, which compiles m_lublin99.c
-// itself); all three agree on every value below. The paper (Lublin and
-// Feitelson, JPDC 63(11) 2003) derives them: job size in its section on the
-// number of processors, runtime in its section on runtimes and their
-// correlation with size, arrivals in its section on the arrival process,
-// and the parameter tables of its final section. docs/lublin.md lists them
-// with their meaning.
+// ports (GridSim 5.0's WorkloadLublin99.java, and the Python package
+// parallelworkloads, whose module lublin99 compiles m_lublin99.c itself):
+// all agree on every value to the digits given. The paper (Lublin and
+// Feitelson, JPDC 63(11), 2003) is where the values were fitted; its text
+// was not available while this package was written, so they have not been
+// checked against its tables (docs/lublin.md).
 //
 // The size parameters ULow/UMed/UHi are log2 of a job size and are given by
 // the C code for a 128-node machine; BatchParams, InteractiveParams and
