@@ -66,10 +66,12 @@ type Model struct {
 	// submit times [START, 0 in the C code].
 	StartHour int
 	// Batch holds the batch stream's parameters; the zero Params means
-	// BatchParams(Nodes).
+	// BatchParams(Nodes). New fills in BatchParams(nodes), so after
+	// changing Nodes set Batch again (or to Params{}) to rescale the sizes.
 	Batch Params
 	// Inter holds the interactive stream's parameters, used only when
 	// Interactive is set; the zero Params means InteractiveParams(Nodes).
+	// New fills in InteractiveParams(nodes).
 	Inter Params
 
 	g *generator // the stream behind Next
