@@ -71,6 +71,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		},
 		newScheduleCmd(),
 		newLimitsCmd(),
+		newSimCmd(),
 	)
 	return root
 }

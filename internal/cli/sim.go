@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	"github.com/xce-sched/xce/sim"
+	"github.com/xce-sched/xce/workload/lublin"
+	"github.com/xce-sched/xce/workload/swf"
+)
+
+// simFlags are the flags of `xce sim`.
+type simFlags struct {
+	workload, clusterFile, policy, out string
+	hosts, slots, jobs                 int
+	seed                               uint64
+	asJSON, skipBad, noClean           bool
+}
+
+// Defaults of the built-in workload (docs/simulator.md).
+const (
+	defaultModelHosts = 128
+	defaultModelJobs  = 10000
+)
+
+func newSimCmd() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit] [--json] [--out DIR]",
+		Short: "Replay a workload (an SWF trace, or the built-in Lublin–Feitelson model) through the scheduler",
+		Long: `Simulate the scheduler on a virtual clock: jobs arrive at their submit times,
+run for their recorded run times, and are placed by the very same plugins
+and runner as 'xce schedule'. Without --workload, 10,000 jobs of the
+Lublin–Feitelson model (seeded, deterministic) run on 128 hosts × 1 slot.
+
+The cluster comes from --cluster (a scenario file: hosts, queues, limits),
+or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
+--hosts and --slots override. Metrics are defined in docs/metrics.md.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workload, "workload", "", "SWF trace to replay (plain or .gz); default: the Lublin–Feitelson model")
+	fl.StringVar(&f.clusterFile, "cluster", "", "scenario file giving hosts, shared resources, queues and limits")
+	fl.StringVar(&f.policy, "policy", "", "policy of every queue: fcfs or firstfit (default: the scenario's, else firstfit)")
+	fl.StringVar(&f.out, "out", "", "write schedule.swf, metrics.json, utilization.png and queue.png into `DIR`")
+	fl.IntVar(&f.hosts, "hosts", 0, "number of hosts (overrides the trace header)")
+	fl.IntVar(&f.slots, "slots", 0, "slots per host (overrides the trace header)")
+	fl.IntVar(&f.jobs, "jobs", defaultModelJobs, "number of jobs of the built-in model")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the built-in model")
+	fl.BoolVar(&f.asJSON, "json", false, "print the metrics as JSON")
+	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (and report how many) instead of failing")
+	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
+	return cmd
+}
+
+func runSim(cmd *cobra.Command, f *simFlags) error {
+	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean}
+	switch setup.Policy {
+	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit:
+	default:
+		return badInput(fmt.Errorf("--policy %q: want fcfs or firstfit", f.policy))
+	}
+	if f.hosts < 0 || f.slots < 0 || f.jobs < 1 {
+		return badInput(errors.New("--hosts and --slots must be >= 0 and --jobs >= 1"))
+	}
+	if f.clusterFile != "" {
+		c, err := cluster.Load(f.clusterFile)
+		if err != nil {
+			return badInput(err)
+		}
+		setup.Base = c
+	}
+	w, skipped, err := loadWorkload(f, &setup)
+	if err != nil {
+		return err
+	}
+	prep, err := sim.Prepare(w, setup)
+	if err != nil {
+		return badInput(err)
+	}
+	s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		return badInput(err)
+	}
+	rec := sim.NewRecorder(s)
+	observe := rec.Observe
+	if bar := progressBar(cmd.ErrOrStderr(), len(s.Jobs)); bar != nil {
+		observe = func(e *sim.Event) {
+			rec.Observe(e)
+			_ = bar.Add(len(e.Ended))
+		}
+		defer func() { _ = bar.Finish() }()
+	}
+	if _, err := sim.Run(cmd.Context(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: observe}); err != nil {
+		return err
+	}
+	sum := sim.Summarize(s, rec, prep.TotalSlots)
+	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policyName(prep.Cluster),
+		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped, SkippedLines: skipped}
+	if f.out != "" {
+		if err := writeSimOut(f.out, s, w, rec, res); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return writeSimTable(cmd.OutOrStdout(), res)
+}
+
+// simResult is what `xce sim --json` prints: the metrics and what was run.
+type simResult struct {
+	sim.Summary
+	Workload     string `json:"workload"`
+	Policy       string `json:"policy"`
+	Hosts        int    `json:"hosts"`
+	TotalSlots   int    `json:"total_slots"`
+	Dropped      int    `json:"dropped"`       // removed by cleaning
+	Capped       int    `json:"capped"`        // run times capped at the requested time
+	SkippedLines int    `json:"skipped_lines"` // malformed lines skipped (--skip-bad)
+}
+
+func loadWorkload(f *simFlags, setup *sim.Setup) (*sim.Workload, int, error) {
+	if f.workload == "" {
+		hosts := defaultModelHosts
+		if setup.Base == nil && f.hosts == 0 {
+			setup.Hosts = defaultModelHosts
+		}
+		if setup.Base != nil {
+			hosts = len(setup.Base.Hosts)
+		} else if f.hosts > 0 {
+			hosts = f.hosts
+		}
+		slots := max(f.slots, 1)
+		m := lublin.New(hosts*slots, f.seed)
+		return &sim.Workload{Header: swf.Header{MaxNodes: int64(hosts), MaxProcs: int64(hosts * slots), UnixStartTime: -1}, Jobs: m.Generate(f.jobs)}, 0, nil
+	}
+	w, skipped, err := sim.ReadSWF(f.workload, f.skipBad)
+	if err != nil {
+		return nil, 0, badInput(err)
+	}
+	return w, skipped, nil
+}
+
+func workloadName(f *simFlags) string {
+	if f.workload == "" {
+		return fmt.Sprintf("lublin(jobs=%d,seed=%d)", f.jobs, f.seed)
+	}
+	return f.workload
+}
+
+func policyName(c *cluster.Cluster) string {
+	if len(c.Queues) == 1 {
+		return string(c.Queues[0].Policy)
+	}
+	return "per-queue"
+}
+
+// progressBar returns a progress bar on w when w is a terminal, else nil.
+func progressBar(w io.Writer, n int) *progressbar.ProgressBar {
+	file, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := file.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("simulating"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100e6), progressbar.OptionClearOnFinish())
+}
+
+func writeSimTable(w io.Writer, r simResult) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("workload", r.Workload)
+	row("cluster", fmt.Sprintf("%d hosts, %d slots", r.Hosts, r.TotalSlots))
+	row("policy", r.Policy)
+	row("jobs completed", fmt.Sprint(r.Jobs))
+	row("rejected (can never run)", fmt.Sprint(r.Rejected))
+	if r.Unfinished > 0 {
+		row("unfinished", fmt.Sprint(r.Unfinished))
+	}
+	if r.Dropped+r.Capped+r.SkippedLines > 0 {
+		row("cleaning", fmt.Sprintf("%d dropped, %d run times capped, %d bad lines skipped", r.Dropped, r.Capped, r.SkippedLines))
+	}
+	row("makespan", fmt.Sprintf("%d s", r.MakespanS))
+	row("utilization", fmt.Sprintf("%.4f", r.Utilization))
+	row("wait mean / median / p95", fmt.Sprintf("%.1f / %.1f / %.1f s", r.WaitMeanS, r.WaitMedianS, r.WaitP95S))
+	row("response time mean", fmt.Sprintf("%.1f s", r.ResponseMeanS))
+	row("bounded slowdown mean (τ=10 s)", fmt.Sprintf("%.2f", r.BSLDMean))
+	row("cycles", fmt.Sprint(r.Cycles))
+	reasons := make([]string, 0, len(r.PendingByReasonS))
+	for k := range r.PendingByReasonS {
+		reasons = append(reasons, k)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return r.PendingByReasonS[reasons[i]] > r.PendingByReasonS[reasons[j]] })
+	for _, k := range reasons {
+		row("pending time: "+k, fmt.Sprintf("%.0f job-s", r.PendingByReasonS[k]))
+	}
+	return tw.Flush()
+}
+
+// writeSimOut writes the schedule as SWF (wait and run times as
+// simulated), metrics.json and the two plots into dir.
+func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Recorder, res simResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := sim.WriteSchedule(filepath.Join(dir, "schedule.swf"), s, w); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "metrics.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return writePlots(dir, rec.Series, res.TotalSlots)
+}

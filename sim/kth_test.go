@@ -1,0 +1,61 @@
+package sim_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	"github.com/xce-sched/xce/sim"
+)
+
+// traceDir finds ../shared/traces (or $XCE_TRACES).
+func traceDir(t *testing.T) string {
+	dir := os.Getenv("XCE_TRACES")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "traces")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("traces folder %s absent (set XCE_TRACES): %v", dir, err)
+	}
+	return dir
+}
+
+// TestKTHFCFS replays the 28,481-job cleaned KTH SP2 log under strict FCFS
+// on its 100 × 1 machine. Two independent simulators give a mean bounded
+// slowdown (τ = 10 s) of 6,815 and 6,819 on this file, and utilization
+// 0.685 (issue 5): xce must be within 1% and ±0.005.
+func TestKTHFCFS(t *testing.T) {
+	w, skipped, err := sim.ReadSWF(filepath.Join(traceDir(t), "KTH-SP2-1996-2.1-cln.filtered.swf"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := sim.Prepare(w, sim.Setup{Policy: cluster.PolicyFCFS, Clean: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := sim.NewRecorder(s)
+	if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: rec.Observe}); err != nil {
+		t.Fatal(err)
+	}
+	sum := sim.Summarize(s, rec, prep.TotalSlots)
+	if sum.Jobs != 28481 || sum.Rejected != 0 || sum.Unfinished != 0 || skipped != 0 || prep.Dropped != 0 || prep.TotalSlots != 100 {
+		t.Fatalf("jobs %d rejected %d unfinished %d skipped %d dropped %d slots %d; want all 28481 jobs on 100 slots",
+			sum.Jobs, sum.Rejected, sum.Unfinished, skipped, prep.Dropped, prep.TotalSlots)
+	}
+	if math.Abs(sum.BSLDMean-6815)/6815 > 0.01 {
+		t.Errorf("bsld_mean %.2f, want within 1%% of 6815", sum.BSLDMean)
+	}
+	if math.Abs(sum.Utilization-0.685) > 0.005 {
+		t.Errorf("utilization %.4f, want 0.685 ± 0.005", sum.Utilization)
+	}
+	t.Logf("bsld_mean %.2f utilization %.4f wait_mean %.0f s cycles %d", sum.BSLDMean, sum.Utilization, sum.WaitMeanS, sum.Cycles)
+}
