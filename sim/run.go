@@ -130,7 +130,7 @@ func (q *endQueue) Less(i, j int) bool {
 	return q.q[i].job.Spec.ID < q.q[j].job.Spec.ID
 }
 func (q *endQueue) Swap(i, j int) { q.q[i], q.q[j] = q.q[j], q.q[i] }
-func (q *endQueue) Push(x any)   { q.q = append(q.q, x.(end)) }
+func (q *endQueue) Push(x any)    { q.q = append(q.q, x.(end)) }
 func (q *endQueue) Pop() any {
 	e := q.q[len(q.q)-1]
 	q.q = q.q[:len(q.q)-1]

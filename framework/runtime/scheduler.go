@@ -38,7 +38,7 @@ type Scheduler struct {
 	future  []*framework.Job
 	next    int
 	pending []*framework.Job
-	order     []*framework.Job     // scratch: the cycle's picking order
+	order   []*framework.Job // scratch: the cycle's picking order
 }
 
 // Options configures a Scheduler.
