@@ -67,3 +67,44 @@ func TestSimCommand(t *testing.T) {
 		t.Errorf("--skip-bad: exit %d, %s %s", code, out, errs)
 	}
 }
+
+// TestSimCluster: --cluster takes the hosts from a scenario (3 hosts × 2
+// slots, not the trace header's 100 nodes); --hosts/--slots override the
+// header. Worked by hand: the 5-processor job fits 6 slots, the
+// 7-processor one is rejected.
+func TestSimCluster(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.swf")
+	scen := filepath.Join(dir, "c.yaml")
+	lines := "; MaxNodes: 100\n; MaxProcs: 100\n" +
+		"1 0 -1 100 5 -1 -1 5 100 -1 1 1 -1 -1 -1 -1 -1 -1\n" +
+		"2 10 -1 50 7 -1 -1 7 60 -1 1 2 -1 -1 -1 -1 -1 -1\n"
+	if err := os.WriteFile(trace, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(scen, []byte("hosts:\n  - {name: a, slots: 2}\n  - {name: b, slots: 2}\n  - {name: c, slots: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args                       []string
+		hosts, slots, jobs, reject float64
+	}{
+		{[]string{"--cluster", scen}, 3, 6, 1, 1},
+		{[]string{"--hosts", "2", "--slots", "4"}, 2, 8, 2, 0},
+		{nil, 100, 100, 2, 0},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"sim", "--json", "--workload", trace}, tc.args...)
+		if code := Run(context.Background(), args, &out, &errb); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		var res map[string]any
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res["hosts"] != tc.hosts || res["total_slots"] != tc.slots || res["jobs"] != tc.jobs || res["rejected"] != tc.reject {
+			t.Errorf("%v: hosts %v slots %v jobs %v rejected %v; want %v %v %v %v", tc.args,
+				res["hosts"], res["total_slots"], res["jobs"], res["rejected"], tc.hosts, tc.slots, tc.jobs, tc.reject)
+		}
+	}
+}
