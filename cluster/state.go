@@ -40,6 +40,9 @@ type State struct {
 	vals       []float64 // len(Hosts) * ncols
 	sharedFree []float64 // indexed by SharedID
 	counters   []Counter // indexed by CounterID; limit instances, created lazily
+	// base is the state this one was derived from (a projection): counters
+	// created there after the derivation appear here, unused, on first use.
+	base *State
 }
 
 // CounterID identifies a counter of State: one resource of one limit
@@ -111,7 +114,7 @@ func (s *State) Reserve(a *HostAlloc) {
 		v[ResCol(r.Res)] -= r.Amount
 	}
 	for _, c := range a.Counters {
-		s.counters[c.Counter].Used += c.Amount
+		s.counter(c.Counter).Used += c.Amount
 	}
 }
 
@@ -123,7 +126,7 @@ func (s *State) Release(a *HostAlloc) {
 		v[ResCol(r.Res)] += r.Amount
 	}
 	for _, c := range a.Counters {
-		s.counters[c.Counter].Used -= c.Amount
+		s.counter(c.Counter).Used -= c.Amount
 	}
 }
 
@@ -146,14 +149,62 @@ func (s *State) NewCounters(limit int32, max []float64) CounterID {
 }
 
 // Counter returns counter id.
-func (s *State) Counter(id CounterID) Counter { return s.counters[id] }
+func (s *State) Counter(id CounterID) Counter { return *s.counter(id) }
+
+// counter returns counter id, first catching up with counters created in
+// the base state since this one was derived.
+func (s *State) counter(id CounterID) *Counter {
+	for int(id) >= len(s.counters) && s.base != nil && len(s.counters) < len(s.base.counters) {
+		c := s.base.counters[len(s.counters)]
+		c.Used = 0 // created after the derivation: nothing reserved here yet
+		s.counters = append(s.counters, c)
+	}
+	return &s.counters[id]
+}
+
+// Derive returns a copy of s for projections (backfill reservations): it
+// shares nothing with s, and sees limit counters that s creates later.
+func (s *State) Derive() *State {
+	d := s.Clone()
+	d.base = s
+	return d
+}
+
+// CopyFrom makes s a copy of o (both of the same cluster), reusing s's
+// buffers. s keeps its base.
+func (s *State) CopyFrom(o *State) {
+	s.vals = append(s.vals[:0], o.vals...)
+	s.sharedFree = append(s.sharedFree[:0], o.sharedFree...)
+	s.counters = append(s.counters[:0], o.counters...)
+}
+
+// MinWith lowers every free amount of s to o's where o's is smaller (for
+// counters: raises Used to o's): s becomes what is free at both times, the
+// projection over a time window. Both must be of the same cluster.
+func (s *State) MinWith(o *State) {
+	for i, v := range o.vals {
+		if v < s.vals[i] {
+			s.vals[i] = v
+		}
+	}
+	for i, v := range o.sharedFree {
+		if v < s.sharedFree[i] {
+			s.sharedFree[i] = v
+		}
+	}
+	for i := range o.counters {
+		if c := s.counter(CounterID(i)); o.counters[i].Used > c.Used {
+			c.Used = o.counters[i].Used
+		}
+	}
+}
 
 // NumCounters returns how many counters exist.
 func (s *State) NumCounters() int { return len(s.counters) }
 
 // CounterFree returns how much of counter id is left (may be negative).
 func (s *State) CounterFree(id CounterID) float64 {
-	c := &s.counters[id]
+	c := s.counter(id)
 	return c.Max - c.Used
 }
 

@@ -40,6 +40,9 @@ type Job struct {
 	Alloc *cluster.JobAlloc
 	// Reasons is why the job pends, from the last cycle that considered it.
 	Reasons PendReasons
+	// Reserved is the job's reservation from the last cycle (backfilling
+	// policies), nil when it has none.
+	Reserved *Reservation
 	// Start and End are in seconds (virtual time in the simulator); End is
 	// set once the job is Done.
 	Start, End int64

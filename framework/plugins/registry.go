@@ -5,7 +5,11 @@ import (
 	"errors"
 
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins/conservative"
+	"github.com/xce-sched/xce/framework/plugins/easy"
 	"github.com/xce-sched/xce/framework/plugins/fairshare"
+	"github.com/xce-sched/xce/framework/plugins/fcfs"
+	"github.com/xce-sched/xce/framework/plugins/firstfit"
 	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/plugins/parjob"
 	"github.com/xce-sched/xce/framework/plugins/priority"
@@ -13,8 +17,8 @@ import (
 )
 
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
-// the seqjob and parjob allocators, the priority and fairshare pickers and
-// the limit preparer.
+// the seqjob and parjob allocators, the priority and fairshare pickers, the
+// fcfs, firstfit, easy and conservative policies, and the limit preparer.
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{}
 	must := func(err error) {
@@ -31,6 +35,10 @@ func NewInTreeRegistry() framework.Registry {
 		}
 		return fairshare.New(h.Cluster, h.Queue), nil
 	}))
+	must(r.Register(fcfs.Name, func(framework.Handle) (framework.Plugin, error) { return fcfs.Plugin{}, nil }))
+	must(r.Register(firstfit.Name, func(framework.Handle) (framework.Plugin, error) { return firstfit.Plugin{}, nil }))
+	must(r.Register(easy.Name, func(framework.Handle) (framework.Plugin, error) { return easy.Plugin{}, nil }))
+	must(r.Register(conservative.Name, func(framework.Handle) (framework.Plugin, error) { return conservative.Plugin{}, nil }))
 	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
 }

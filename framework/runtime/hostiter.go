@@ -13,6 +13,9 @@ import (
 func (r *Runner) candidates(job *framework.Job, ti int, term *framework.Term) []cluster.HostID {
 	base := r.view.Cluster.Queues[job.Spec.Queue].Hosts
 	if len(term.Order) == 0 {
+		if r.walkOrder != nil {
+			return r.walkOrder
+		}
 		return base
 	}
 	if c, ok := r.order[ti]; ok {

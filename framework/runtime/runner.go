@@ -47,6 +47,13 @@ type Runner struct {
 	classified bool
 	sigs       map[string]int32 // interned tuples of classifier outputs
 
+	// Projection mode (Plan): dry is set while planning; planned receives
+	// the allocation; walkOrder, when set, replaces the queue's host order
+	// for terms without order[].
+	dry       bool
+	planned   *cluster.JobAlloc
+	walkOrder []cluster.HostID
+
 	// Per cycle. cursor is the host-walk position per equivalence class
 	// and bucket: every host before it is known not to fit such a bucket
 	// (state only shrinks within a cycle). unsat holds the reasons of the
@@ -174,7 +181,9 @@ func (r *Runner) allocate(job *framework.Job, a framework.Allocator, class class
 		}
 		return true, nil
 	}
-	r.pend(job, out)
+	if !r.dry {
+		r.pend(job, out)
+	}
 	return false, nil
 }
 
@@ -462,6 +471,13 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 	st := r.view.State
 	for _, sh := range alloc.Shared {
 		st.ReserveShared(sh.Shared, sh.Amount)
+	}
+	if r.dry {
+		// A plan on a projection: the state keeps it; nothing is committed
+		// or published.
+		r.planned = alloc
+		r.claims, r.arena, r.counters = r.claims[:0], r.arena[:0], r.counters[:0]
+		return nil
 	}
 	if err := r.commit(job, alloc); err != nil {
 		for _, sh := range alloc.Shared {

@@ -30,7 +30,8 @@ type Scheduler struct {
 	par       framework.Allocator
 	pickers   []framework.Picker   // per queue
 	observers []framework.Observer // pickers that follow job starts and ends
-	blocked   []bool               // scratch: per queue, fcfs blocked in this cycle
+	policies  []framework.Policy   // per queue
+	disp      dispatcher           // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
@@ -88,11 +89,15 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	}
 	preparers = append(preparers, opts.Preparers...)
 	for qi, q := range c.Queues {
-		switch q.Policy {
-		case cluster.PolicyFCFS, cluster.PolicyFirstFit, "":
-		default:
-			return nil, fmt.Errorf("queue %s: policy %q is not implemented yet (fcfs and firstfit are)", q.Name, q.Policy)
+		pp, err := opts.Registry.New(string(cmp.Or(q.Policy, cluster.PolicyFirstFit)), h)
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: policy: %w", q.Name, err)
 		}
+		policy, ok := pp.(framework.Policy)
+		if !ok {
+			return nil, fmt.Errorf("queue %s: plugin %s is not a policy", q.Name, q.Policy)
+		}
+		s.policies = append(s.policies, policy)
 		name := cmp.Or(q.Picker, "priority")
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
@@ -229,43 +234,29 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		lo = hi
 	}
 	defer s.compactPending()
-	blocked := s.blocked[:0]
-	for range c.Queues {
-		blocked = append(blocked, false)
-	}
-	s.blocked = blocked
-	for i, job := range s.order {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return s.order[:i], err
+	d := &s.disp
+	d.reset(s, now)
+	for lo := 0; lo < len(s.order); {
+		if err := ctx.Err(); err != nil {
+			return s.order[:lo], err
+		}
+		q := s.order[lo].Spec.Queue
+		hi := lo
+		for hi < len(s.order) && s.order[hi].Spec.Queue == q {
+			hi++
+		}
+		seg := s.order[lo:hi]
+		for _, j := range seg {
+			j.Reserved = nil
+		}
+		if c.Queues[q].Closed {
+			for _, j := range seg {
+				j.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
 			}
+		} else if err := s.policies[q].Dispatch(d, seg); err != nil {
+			return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
 		}
-		q := &c.Queues[job.Spec.Queue]
-		switch {
-		case q.Closed:
-			job.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
-			continue
-		case blocked[job.Spec.Queue]:
-			job.Reasons = framework.PendReasons{Main: framework.Priority, Detail: -1}
-			continue
-		}
-		a := s.par
-		if seqjob.Handles(job) {
-			a = s.seq
-		}
-		placed, err := s.runner.Allocate(job, a)
-		if err != nil {
-			return s.order[:i+1], err
-		}
-		if placed {
-			job.Start = now
-			for _, o := range s.observers {
-				o.JobStarted(job, now)
-			}
-		} else if q.Policy == cluster.PolicyFCFS && job.Reasons.Main != framework.BadRequest {
-			// A job that can never run does not hold its queue.
-			blocked[job.Spec.Queue] = true
-		}
+		lo = hi
 	}
 	return s.order, nil
 }

@@ -39,7 +39,7 @@ const (
 func newSimCmd() *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit] [--json] [--out DIR]",
+		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit|easy|conservative] [--json] [--out DIR]",
 		Short: "Replay a workload (an SWF trace, or the built-in Lublin–Feitelson model) through the scheduler",
 		Long: `Simulate the scheduler on a virtual clock: jobs arrive at their submit times,
 run for their recorded run times, and are placed by the very same plugins
@@ -55,7 +55,7 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl := cmd.Flags()
 	fl.StringVar(&f.workload, "workload", "", "SWF trace to replay (plain or .gz); default: the Lublin–Feitelson model")
 	fl.StringVar(&f.clusterFile, "cluster", "", "scenario file giving hosts, shared resources, queues and limits")
-	fl.StringVar(&f.policy, "policy", "", "policy of every queue: fcfs or firstfit (default: the scenario's, else firstfit)")
+	fl.StringVar(&f.policy, "policy", "", "policy of every queue: fcfs, firstfit, easy or conservative (default: the scenario's, else firstfit)")
 	fl.StringVar(&f.out, "out", "", "write schedule.swf, metrics.json, utilization.png and queue.png into `DIR`")
 	fl.IntVar(&f.hosts, "hosts", 0, "number of hosts (overrides the trace header)")
 	fl.IntVar(&f.slots, "slots", 0, "slots per host (overrides the trace header)")
@@ -70,9 +70,9 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 func runSim(cmd *cobra.Command, f *simFlags) error {
 	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean}
 	switch setup.Policy {
-	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit:
+	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative:
 	default:
-		return badInput(fmt.Errorf("--policy %q: want fcfs or firstfit", f.policy))
+		return badInput(fmt.Errorf("--policy %q: want fcfs, firstfit, easy or conservative", f.policy))
 	}
 	if f.hosts < 0 || f.slots < 0 || f.jobs < 1 {
 		return badInput(errors.New("--hosts and --slots must be >= 0 and --jobs >= 1"))

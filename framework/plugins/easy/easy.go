@@ -1,0 +1,66 @@
+// Package easy is EASY backfilling (Lifka 1995, "The ANL/IBM SP scheduling
+// system"; Mu'alem & Feitelson 2001, "Utilization, predictability,
+// workloads, and user runtime estimates in scheduling the IBM SP2 with
+// backfilling", IEEE TPDS 12(6)): jobs start in order while they fit; the
+// first job that does not gets a reservation at the earliest time it
+// could run; a later job starts now only if it does not delay that
+// reservation (docs/backfill.md).
+package easy
+
+import "github.com/xce-sched/xce/framework"
+
+// Name is the plugin's registry name (and the scenario's policy name).
+const Name = "easy"
+
+// Plugin is the EASY backfilling policy.
+type Plugin struct{}
+
+var _ framework.Policy = Plugin{}
+
+// Name implements framework.Plugin.
+func (Plugin) Name() string { return Name }
+
+// Dispatch implements framework.Policy. Once the head job holds a
+// reservation, each later job is planned over its own estimated run with
+// that reservation in place: it starts now if it fits now and at the
+// reservation's start (or ends before it); otherwise it pends with
+// Priority when it would fit now, or with its own reason. A head job that
+// can never get a reservation (no future time exists) pends with its own
+// reason and holds nobody back.
+func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
+	reserved := false
+	for _, job := range jobs {
+		if !reserved {
+			placed, err := d.Allocate(job)
+			if err != nil {
+				return err
+			}
+			if placed || job.Reasons.Main == framework.BadRequest {
+				continue
+			}
+			r, ok := d.Earliest(job)
+			switch {
+			case !ok:
+				// No future time: it keeps its own reason.
+			case r.Start == d.Now():
+				if err := d.Start(job, r); err != nil {
+					return err
+				}
+			default:
+				d.Reserve(job, r)
+				reserved = true
+			}
+			continue
+		}
+		if r, ok := d.Earliest(job); ok && r.Start == d.Now() {
+			if err := d.Start(job, r); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := d.Block(job); err != nil {
+			return err
+		}
+	}
+	return nil
+}

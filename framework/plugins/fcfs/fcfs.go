@@ -1,0 +1,38 @@
+// Package fcfs is the strict first-come-first-served policy: no job of a
+// queue starts before an earlier one (the baseline of the scheduling
+// literature). A job that can never run (BadRequest) does not hold the
+// queue.
+package fcfs
+
+import "github.com/xce-sched/xce/framework"
+
+// Name is the plugin's registry name (and the scenario's policy name).
+const Name = "fcfs"
+
+// Plugin is the fcfs policy.
+type Plugin struct{}
+
+var _ framework.Policy = Plugin{}
+
+// Name implements framework.Plugin.
+func (Plugin) Name() string { return Name }
+
+// Dispatch implements framework.Policy: jobs start in order while they
+// fit; once one pends, the rest pend with Priority.
+func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
+	blocked := false
+	for _, job := range jobs {
+		if blocked {
+			d.Hold(job)
+			continue
+		}
+		placed, err := d.Allocate(job)
+		if err != nil {
+			return err
+		}
+		if !placed && job.Reasons.Main != framework.BadRequest {
+			blocked = true
+		}
+	}
+	return nil
+}

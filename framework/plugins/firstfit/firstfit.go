@@ -1,0 +1,27 @@
+// Package firstfit is the policy of LSF's dispatch without slot
+// reservation: every pending job in order, any job that fits starts, no
+// reservations.
+package firstfit
+
+import "github.com/xce-sched/xce/framework"
+
+// Name is the plugin's registry name (and the scenario's policy name).
+const Name = "firstfit"
+
+// Plugin is the firstfit policy.
+type Plugin struct{}
+
+var _ framework.Policy = Plugin{}
+
+// Name implements framework.Plugin.
+func (Plugin) Name() string { return Name }
+
+// Dispatch implements framework.Policy.
+func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
+	for _, job := range jobs {
+		if _, err := d.Allocate(job); err != nil {
+			return err
+		}
+	}
+	return nil
+}

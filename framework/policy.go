@@ -1,0 +1,47 @@
+package framework
+
+import "github.com/xce-sched/xce/cluster"
+
+// Reservation is a job's planned start: the earliest time at which the
+// runner could place it for its whole estimated run, and the allocation it
+// would get then. End is Start plus the job's runtime estimate.
+type Reservation struct {
+	Start, End int64 // seconds
+	Alloc      *cluster.JobAlloc
+}
+
+// Dispatcher is what a policy drives during one cycle, for the jobs of one
+// queue. Every placement goes through the runner; projections into the
+// future use the running jobs' estimated end times (start + estimate) and
+// the reservations made so far in the cycle, on the host-based model
+// (slots, host consumables, shared resources and limits).
+type Dispatcher interface {
+	// Now is the cycle's time (seconds).
+	Now() int64
+	// Allocate places job now if it fits, ignoring reservations (the
+	// runner). On false, job.Reasons say why it pends.
+	Allocate(job *Job) (bool, error)
+	// Earliest returns the earliest time at or after Now at which job fits
+	// during its whole estimated run, and the allocation it would get then;
+	// ok is false when no such time exists (the job can never run here).
+	Earliest(job *Job) (r Reservation, ok bool)
+	// Start places job now with r.Alloc, which Earliest found at Now.
+	Start(job *Job, r Reservation) error
+	// Reserve records r for job: later Earliest calls respect it, and the
+	// job shows it.
+	Reserve(job *Job, r Reservation)
+	// Block records why job pends: Priority when it would fit now but is
+	// held back for others' reservations or order, else its own reason.
+	Block(job *Job) error
+	// Hold records that job pends behind an earlier job (Priority) without
+	// looking at hosts (strict FCFS).
+	Hold(job *Job)
+}
+
+// Policy decides, for the jobs of one queue in picking order, which start
+// now, which get reservations and which wait (DESIGN.md §6: fcfs,
+// firstfit, easy, conservative).
+type Policy interface {
+	Plugin
+	Dispatch(d Dispatcher, jobs []*Job) error
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+)
+
+// Plan runs the allocation algorithm for job on this runner's state, a
+// projection of the cluster into the future (backfilling), without
+// committing or publishing anything: it returns the allocation the job
+// would get, which stays reserved in the projection, or false. The job's
+// fields are left as they were, and no pending reason is computed. order,
+// when not nil, is the host walk order for terms without order[] (the
+// queue's hosts only).
+func (r *Runner) Plan(job *framework.Job, a framework.Allocator, order []cluster.HostID) (*cluster.JobAlloc, bool) {
+	if job.Req == nil {
+		return nil, false
+	}
+	saved := job.Reasons
+	r.dry, r.planned, r.walkOrder = true, nil, order
+	r.BeginCycle() // the projection changed since the last plan
+	placed, err := r.allocate(job, a, r.classOf(job))
+	r.dry, r.walkOrder = false, nil
+	job.Reasons = saved
+	if err != nil || !placed {
+		return nil, false
+	}
+	return r.planned, true
+}
+
+// Place commits alloc for job: an allocation the runner planned on a
+// projection of the current state (Plan at the current time). It checks
+// that alloc still fits every free slot, consumable, shared resource and
+// limit counter, reserves it, commits it through the committer and
+// publishes it, as finalize does; on any failure nothing changes.
+func (r *Runner) Place(job *framework.Job, alloc *cluster.JobAlloc) error {
+	st := r.view.State
+	if err := st.Fits(alloc); err != nil {
+		return fmt.Errorf("job %d: planned allocation no longer fits: %w", job.Spec.ID, err)
+	}
+	for _, h := range alloc.Hosts {
+		for _, c := range h.Counters {
+			if !cluster.Within(c.Amount, st.CounterFree(c.Counter)) {
+				return fmt.Errorf("job %d: planned allocation exceeds limit %s", job.Spec.ID, r.view.Cluster.Limits[st.Counter(c.Counter).Limit].Name)
+			}
+		}
+	}
+	st.Take(alloc)
+	if err := r.commit(job, alloc); err != nil {
+		st.Give(alloc)
+		return fmt.Errorf("commit job %d: %w", job.Spec.ID, err)
+	}
+	job.Alloc = alloc
+	job.State = framework.Running
+	job.Reasons = framework.PendReasons{}
+	return nil
+}
