@@ -40,6 +40,7 @@ type State struct {
 	vals       []float64 // len(Hosts) * ncols
 	sharedFree []float64 // indexed by SharedID
 	counters   []Counter // indexed by CounterID; limit instances, created lazily
+	freeSlots  int       // Σ free slots over all hosts
 	// base is the state this one was derived from (a projection): counters
 	// created there after the derivation appear here, unused, on first use.
 	base *State
@@ -74,6 +75,7 @@ func NewState(c *Cluster) *State {
 	}
 	for h := range c.Hosts {
 		c.staticVals(HostID(h), s.HostVals(HostID(h)))
+		s.freeSlots += c.Hosts[h].Slots
 	}
 	for i, sh := range c.Shared {
 		s.sharedFree[i] = sh.Total
@@ -96,6 +98,9 @@ func (s *State) FreeSlots(h HostID) int {
 	return int(s.vals[int(h)*s.ncols+ColSlots])
 }
 
+// TotalFreeSlots returns the number of unused slots over all hosts.
+func (s *State) TotalFreeSlots() int { return s.freeSlots }
+
 // Free returns the unused amount of consumable r on host h (NaN when the
 // host does not define r).
 func (s *State) Free(h HostID, r ResID) float64 {
@@ -110,6 +115,7 @@ func (s *State) SharedFree(id SharedID) float64 { return s.sharedFree[id] }
 func (s *State) Reserve(a *HostAlloc) {
 	v := s.vals[int(a.Host)*s.ncols:]
 	v[ColSlots] -= float64(a.Slots)
+	s.freeSlots -= a.Slots
 	for _, r := range a.Res {
 		v[ResCol(r.Res)] -= r.Amount
 	}
@@ -122,6 +128,7 @@ func (s *State) Reserve(a *HostAlloc) {
 func (s *State) Release(a *HostAlloc) {
 	v := s.vals[int(a.Host)*s.ncols:]
 	v[ColSlots] += float64(a.Slots)
+	s.freeSlots += a.Slots
 	for _, r := range a.Res {
 		v[ResCol(r.Res)] += r.Amount
 	}
@@ -176,6 +183,7 @@ func (s *State) CopyFrom(o *State) {
 	s.vals = append(s.vals[:0], o.vals...)
 	s.sharedFree = append(s.sharedFree[:0], o.sharedFree...)
 	s.counters = append(s.counters[:0], o.counters...)
+	s.freeSlots = o.freeSlots
 }
 
 // MinWith lowers every free amount of s to o's where o's is smaller (for
@@ -186,6 +194,10 @@ func (s *State) MinWith(o *State) {
 		if v < s.vals[i] {
 			s.vals[i] = v
 		}
+	}
+	s.freeSlots = 0
+	for h := range s.c.Hosts {
+		s.freeSlots += s.FreeSlots(HostID(h))
 	}
 	for i, v := range o.sharedFree {
 		if v < s.sharedFree[i] {
@@ -210,7 +222,7 @@ func (s *State) CounterFree(id CounterID) float64 {
 
 // Clone returns a deep copy of s.
 func (s *State) Clone() *State {
-	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters)}
+	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters), freeSlots: s.freeSlots}
 }
 
 // Equal reports whether s and o hold the same counters (NaN equals NaN). A

@@ -25,7 +25,11 @@ type Dispatcher interface {
 	// during its whole estimated run, and the allocation it would get then;
 	// ok is false when no such time exists (the job can never run here).
 	Earliest(job *Job) (r Reservation, ok bool)
-	// Start places job now with r.Alloc, which Earliest found at Now.
+	// StartsNow is Earliest limited to Now: whether job fits now for its
+	// whole estimated run, given the reservations.
+	StartsNow(job *Job) (r Reservation, ok bool)
+	// Start places job now with r.Alloc, which Earliest or StartsNow found
+	// at Now.
 	Start(job *Job, r Reservation) error
 	// Reserve records r for job: later Earliest calls respect it, and the
 	// job shows it.

@@ -14,7 +14,7 @@ import (
 )
 
 // traceDir finds ../shared/traces (or $XCE_TRACES).
-func traceDir(t *testing.T) string {
+func traceDir(t testing.TB) string {
 	dir := os.Getenv("XCE_TRACES")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "shared", "traces")

@@ -65,6 +65,7 @@ func (d *dispatcher) Allocate(job *framework.Job) (bool, error) {
 // and, for the projections, its estimated end and the changed free slots.
 func (d *dispatcher) started(job *framework.Job) {
 	job.Start = d.now
+	d.s.addRunning(job)
 	for _, o := range d.s.observers {
 		o.JobStarted(job, d.now)
 	}
@@ -106,10 +107,12 @@ func (d *dispatcher) Hold(job *framework.Job) {
 // attempt (which fails) gives its own reasons.
 func (d *dispatcher) Block(job *framework.Job) error {
 	d.setup()
-	d.proj.CopyFrom(d.s.State)
-	if _, ok := d.planner.Plan(job, d.allocator(job), nil); ok {
-		d.Hold(job)
-		return nil
+	if job.Req != nil && d.s.State.TotalFreeSlots() >= minTasks(job) {
+		d.proj.CopyFrom(d.s.State)
+		if _, ok := d.planner.Plan(job, d.allocator(job), nil); ok {
+			d.Hold(job)
+			return nil
+		}
 	}
 	_, err := d.s.runner.Allocate(job, d.allocator(job))
 	return err
@@ -126,18 +129,78 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 		return framework.Reservation{}, false
 	}
 	d.setup()
-	est := estimate(job)
-	for _, t := range d.candidates() {
-		d.window(t, t+est)
-		var order []cluster.HostID
-		if t > d.now {
-			order = d.busyFirst(job.Spec.Queue)
+	est, need := estimate(job), minTasks(job)
+	ts := d.candidates()
+	ends := 0 // d.ends[:ends] have ended by the candidate time
+	released := 0
+	for _, t := range ts {
+		for ends < len(d.ends) && d.ends[ends].at <= t {
+			released += d.ends[ends].job.Alloc.Slots()
+			ends++
 		}
-		if alloc, ok := d.planner.Plan(job, d.allocator(job), order); ok {
-			return framework.Reservation{Start: t, End: satAdd(t, est), Alloc: alloc}, true
+		// Cheap necessary condition: enough free slots at t in all.
+		if d.s.State.TotalFreeSlots()+released-d.reservedSlotsAt(t) < need {
+			continue
+		}
+		if r, ok := d.planAt(job, t, est); ok {
+			return r, true
 		}
 	}
 	return framework.Reservation{}, false
+}
+
+// StartsNow implements framework.Dispatcher: Earliest limited to now.
+func (d *dispatcher) StartsNow(job *framework.Job) (framework.Reservation, bool) {
+	if job.Req == nil {
+		return framework.Reservation{}, false
+	}
+	d.setup()
+	if d.s.State.TotalFreeSlots()-d.reservedSlotsAt(d.now) < minTasks(job) {
+		return framework.Reservation{}, false
+	}
+	return d.planAt(job, d.now, estimate(job))
+}
+
+// planAt plans job on the projection of [t, t + est).
+func (d *dispatcher) planAt(job *framework.Job, t, est int64) (framework.Reservation, bool) {
+	d.window(t, satAdd(t, est))
+	var order []cluster.HostID
+	if t > d.now {
+		order = d.busyFirst(job.Spec.Queue)
+	}
+	alloc, ok := d.planner.Plan(job, d.allocator(job), order)
+	if !ok {
+		return framework.Reservation{}, false
+	}
+	return framework.Reservation{Start: t, End: satAdd(t, est), Alloc: alloc}, true
+}
+
+// reservedSlotsAt returns the slots the cycle's reservations hold at t.
+func (d *dispatcher) reservedSlotsAt(t int64) int {
+	n := 0
+	for _, h := range d.res {
+		if h.r.Start <= t && t < h.r.End {
+			n += h.r.Alloc.Slots()
+		}
+	}
+	return n
+}
+
+// minTasks is the fewest tasks any plan of job can have.
+func minTasks(job *framework.Job) int {
+	n := math.MaxInt
+	for i := range job.Req.Alts {
+		alt := &job.Req.Alts[i]
+		k := job.Spec.TasksMin
+		if alt.Compound() {
+			k = 0
+			for _, t := range alt.Terms {
+				k += t.Tasks
+			}
+		}
+		n = min(n, k)
+	}
+	return n
 }
 
 // setup builds the projection machinery on first use in the cycle.
@@ -151,12 +214,12 @@ func (d *dispatcher) setup() {
 		d.planner = NewRunner(d.proj, nil, d.s.runner.preparers...)
 	}
 	d.ends = d.ends[:0]
-	for _, j := range d.s.Jobs {
-		if j.State == framework.Running {
-			d.ends = append(d.ends, runEnd{d.expectedEnd(j), j})
-		}
+	for _, j := range d.s.running {
+		d.ends = append(d.ends, runEnd{d.expectedEnd(j), j})
 	}
-	slices.SortFunc(d.ends, func(a, b runEnd) int { return cmp.Compare(a.at, b.at) })
+	slices.SortFunc(d.ends, func(a, b runEnd) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.job.Spec.ID, b.job.Spec.ID))
+	})
 	clear(d.busy)
 }
 

@@ -263,6 +263,24 @@ func addHostReason(counts []framework.HostReasonCount, k reasonKey) []framework.
 // alternative whose select[] no host matches is left to NoHostMatch: it
 // returns "" when that is the only obstacle.
 func (r *Runner) neverFits(job *framework.Job) string {
+	key := staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}
+	if why, ok := r.never[key]; ok {
+		return why
+	}
+	why := r.neverFitsUncached(job)
+	r.never[key] = why
+	return why
+}
+
+// staticKey identifies what neverFits depends on: the request, the queue
+// and the task count (the idle cluster does not change).
+type staticKey struct {
+	req      *framework.Request
+	queue    cluster.QueueID
+	min, max int
+}
+
+func (r *Runner) neverFitsUncached(job *framework.Job) string {
 	why := ""
 	for ai := range job.Req.Alts {
 		altWhy, noMatch := r.altNeverFits(job, &job.Req.Alts[ai])

@@ -60,6 +60,8 @@ type Runner struct {
 	// classes that pended.
 	cursor map[cursorKey]int
 	unsat  map[classKey]framework.PendReasons
+	// never caches neverFits, which depends on nothing that changes.
+	never map[staticKey]string
 }
 
 type cursorKey struct {
@@ -92,6 +94,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		order:     map[int][]cluster.HostID{},
 		cursor:    map[cursorKey]int{},
 		unsat:     map[classKey]framework.PendReasons{},
+		never:     map[staticKey]string{},
 		sigs:      map[string]int32{},
 	}
 	r.classified = true

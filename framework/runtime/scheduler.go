@@ -39,6 +39,9 @@ type Scheduler struct {
 	future  []*framework.Job
 	next    int
 	pending []*framework.Job
+	// running holds the running jobs; runIdx their positions in it.
+	running []*framework.Job
+	runIdx  map[*framework.Job]int
 	order   []*framework.Job // scratch: the cycle's picking order
 }
 
@@ -147,9 +150,11 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		}
 		s.Jobs = append(s.Jobs, job)
 	}
+	s.runIdx = map[*framework.Job]int{}
 	for _, j := range s.Jobs {
 		switch j.State {
 		case framework.Running:
+			s.addRunning(j)
 			for _, o := range s.observers {
 				o.JobStarted(j, j.Start)
 			}
@@ -273,6 +278,27 @@ func (s *Scheduler) compactPending() {
 	s.pending = kept
 }
 
+// Running returns the running jobs, in no particular order. The slice is
+// valid until the next start or finish.
+func (s *Scheduler) Running() []*framework.Job { return s.running }
+
+func (s *Scheduler) addRunning(j *framework.Job) {
+	s.runIdx[j] = len(s.running)
+	s.running = append(s.running, j)
+}
+
+func (s *Scheduler) removeRunning(j *framework.Job) {
+	i, ok := s.runIdx[j]
+	if !ok {
+		return
+	}
+	last := s.running[len(s.running)-1]
+	s.running[i] = last
+	s.runIdx[last] = i
+	s.running = s.running[:len(s.running)-1]
+	delete(s.runIdx, j)
+}
+
 // Pending returns the jobs submitted by the last cycle that are still
 // pending, in submit order. The slice is valid until the next cycle.
 func (s *Scheduler) Pending() []*framework.Job { return s.pending }
@@ -313,6 +339,7 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 		return
 	}
 	s.runner.Release(job)
+	s.removeRunning(job)
 	job.End = now
 	if m, ok := s.Committer.(*MemCommitter); ok {
 		m.Remove(job.Spec.ID)

@@ -52,7 +52,7 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 			}
 			continue
 		}
-		if r, ok := d.Earliest(job); ok && r.Start == d.Now() {
+		if r, ok := d.StartsNow(job); ok {
 			if err := d.Start(job, r); err != nil {
 				return err
 			}

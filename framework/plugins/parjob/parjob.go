@@ -225,15 +225,30 @@ func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
 // try to the total capacity, so the first plan is the largest that fits.
 func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, add func(slots, count int)) bool {
 	v := it.view
+	q := it.job.Spec.Queue
 	caps := it.p.caps[:0]
 	total := 0
-	for _, h := range v.Ordered(it.job.Spec.Queue, term) {
-		if v.Usable(h, it.job.Spec.Queue, term) != framework.None || !pinned(v, h, term, pin) {
-			continue
+	visit := func(h cluster.HostID) {
+		if v.Usable(h, q, term) != framework.None || !pinned(v, h, term, pin) {
+			return
 		}
 		if c := v.Capacity(h, term); c > 0 {
 			caps = append(caps, c)
 			total += c
+		}
+	}
+	switch hosts := v.Cluster.Queues[q].Hosts; {
+	case len(term.Order) > 0:
+		for _, h := range v.Ordered(q, term) {
+			visit(h)
+		}
+	case hosts != nil:
+		for _, h := range hosts {
+			visit(h)
+		}
+	default:
+		for h := range v.Cluster.Hosts {
+			visit(cluster.HostID(h))
 		}
 	}
 	it.p.caps = caps

@@ -1,0 +1,54 @@
+package sim_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	"github.com/xce-sched/xce/sim"
+)
+
+// replayKTH replays the filtered KTH log under policy and returns the
+// summary (the trace is read once per call, outside the timer when b is set).
+func replayKTH(tb testing.TB, b *testing.B, policy cluster.Policy) sim.Summary {
+	w, _, err := sim.ReadSWF(filepath.Join(traceDir(tb), "KTH-SP2-1996-2.1-cln.filtered.swf"), false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var sum sim.Summary
+	run := func() {
+		prep, err := sim.Prepare(w, sim.Setup{Policy: policy, Clean: true})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		rec := sim.NewRecorder(s)
+		if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: rec.Observe}); err != nil {
+			tb.Fatal(err)
+		}
+		sum = sim.Summarize(s, rec, prep.TotalSlots)
+	}
+	if b == nil {
+		run()
+		return sum
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		run()
+	}
+	return sum
+}
+
+// BenchmarkKTHFCFS, BenchmarkKTHEASY and BenchmarkKTHConservative time a
+// whole replay of the 28,481-job KTH log (issue 6 targets: EASY < 0.5 s,
+// conservative < 2 s).
+func BenchmarkKTHFCFS(b *testing.B)         { replayKTH(b, b, cluster.PolicyFCFS) }
+func BenchmarkKTHEASY(b *testing.B)         { replayKTH(b, b, cluster.PolicyEASY) }
+func BenchmarkKTHConservative(b *testing.B) { replayKTH(b, b, cluster.PolicyConservative) }
