@@ -1,0 +1,182 @@
+package runtime
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+)
+
+// projection projects the live state into the future for backfilling: the
+// running jobs release what they hold at their estimated end (start +
+// estimate), and the cycle's reservations hold theirs over [Start, End).
+// It keeps these as one time-ordered list of events, so that the state at
+// any time, and the least free over a window, are one sweep away.
+type projection struct {
+	live   *cluster.State
+	events []event // by time; at equal times releases before takes
+}
+
+// event is a change of the projected state at a time.
+type event struct {
+	at      int64
+	release bool // give alloc back (a job's end) rather than take it
+	start   bool // a reservation's start (the state shrinks here)
+	alloc   *cluster.JobAlloc
+	slots   int
+}
+
+func (p *projection) reset(live *cluster.State) {
+	p.live = live
+	p.events = p.events[:0]
+}
+
+func (p *projection) add(e event) {
+	i, _ := slices.BinarySearchFunc(p.events, e, func(x, y event) int {
+		if c := cmp.Compare(x.at, y.at); c != 0 {
+			return c
+		}
+		// Releases first, so that [start, end) intervals abut.
+		return cmp.Compare(boolInt(!x.release), boolInt(!y.release))
+	})
+	p.events = slices.Insert(p.events, i, e)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ending adds a running job that releases alloc at time at.
+func (p *projection) ending(at int64, alloc *cluster.JobAlloc) {
+	if at < never {
+		p.add(event{at: at, release: true, alloc: alloc, slots: alloc.Slots()})
+	}
+}
+
+// reserve adds a reservation holding alloc over [start, end).
+func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
+	n := alloc.Slots()
+	p.add(event{at: start, start: true, alloc: alloc, slots: n})
+	if end < never {
+		p.add(event{at: end, release: true, alloc: alloc, slots: n})
+	}
+}
+
+// apply changes st by e.
+func apply(st *cluster.State, e *event) {
+	if e.release {
+		st.Give(e.alloc)
+	} else {
+		st.Take(e.alloc)
+	}
+}
+
+// at fills st with the projected state at time t and returns the index of
+// the first event after t.
+func (p *projection) at(st *cluster.State, t int64) int {
+	st.CopyFrom(p.live)
+	i := 0
+	for ; i < len(p.events) && p.events[i].at <= t; i++ {
+		apply(st, &p.events[i])
+	}
+	return i
+}
+
+// window fills dst with the projection of [t, end): the state at t, lowered
+// to the state at every reservation start inside the window (the only
+// times resources shrink). tmp is scratch.
+func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
+	i := p.at(dst, t)
+	copied := false
+	for ; i < len(p.events) && p.events[i].at < end; i++ {
+		e := &p.events[i]
+		if !copied {
+			if !p.startsBefore(i, end) {
+				return // no reservation starts inside: the state at t holds throughout
+			}
+			tmp.CopyFrom(dst)
+			copied = true
+		}
+		apply(tmp, e)
+		if e.start {
+			dst.MinWith(tmp)
+		}
+	}
+}
+
+// startsBefore reports whether a reservation starts in events[i:] before end.
+func (p *projection) startsBefore(i int, end int64) bool {
+	for ; i < len(p.events) && p.events[i].at < end; i++ {
+		if p.events[i].start {
+			return true
+		}
+	}
+	return false
+}
+
+// minFreeSlots returns the least total of free slots over [t, end), from
+// the event deltas alone: a cheap necessary condition for a job to fit.
+func (p *projection) minFreeSlots(t, end int64) int {
+	free := p.live.TotalFreeSlots()
+	i := 0
+	for ; i < len(p.events) && p.events[i].at <= t; i++ {
+		free += p.events[i].delta()
+	}
+	least := free
+	for ; i < len(p.events) && p.events[i].at < end; i++ {
+		free += p.events[i].delta()
+		least = min(least, free)
+	}
+	return least
+}
+
+func (e *event) delta() int {
+	if e.release {
+		return e.slots
+	}
+	return -e.slots
+}
+
+// candidates returns now and every later time at which resources grow:
+// the only times at which a job's earliest start can fall.
+func (p *projection) candidates(now int64, buf []int64) []int64 {
+	ts := append(buf[:0], now)
+	for i := range p.events {
+		if e := &p.events[i]; e.release && e.at > now {
+			ts = append(ts, e.at)
+		}
+	}
+	return slices.Compact(ts) // events are sorted
+}
+
+// expectedEnd is a running job's start plus its estimate, or just after
+// now when it has run past its estimate.
+func expectedEnd(j *framework.Job, now int64) int64 {
+	return max(satAdd(j.Start, estimate(j)), now+1)
+}
+
+// never is the end time of a job with no runtime estimate.
+const never = 1 << 62
+
+// estimate is a job's runtime estimate: the user's (-W), else the actual
+// runtime, else unknown (never ends).
+func estimate(j *framework.Job) int64 {
+	switch {
+	case j.Spec.Estimate > 0:
+		return j.Spec.Estimate
+	case j.Spec.Runtime > 0:
+		return j.Spec.Runtime
+	}
+	return never
+}
+
+func satAdd(a, b int64) int64 {
+	if b >= never-a {
+		return never
+	}
+	return a + b
+}
