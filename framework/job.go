@@ -43,6 +43,9 @@ type Job struct {
 	// Reserved is the job's reservation from the last cycle (backfilling
 	// policies), nil when it has none.
 	Reserved *Reservation
+	// Cycle is the number of the last cycle that considered the job (the
+	// scheduler counts cycles from 1).
+	Cycle int64
 	// Start and End are in seconds (virtual time in the simulator); End is
 	// set once the job is Done.
 	Start, End int64

@@ -40,6 +40,20 @@ type Dispatcher interface {
 	// Hold records that job pends behind an earlier job (Priority) without
 	// looking at hosts (strict FCFS).
 	Hold(job *Job)
+	// Unchanged reports that job pended in the previous cycle and nothing
+	// was released since, its queue's order is stable, and its reservation
+	// (if any) is still in the future: its decision, reasons and
+	// reservation stand, and a policy may keep them without looking at
+	// hosts (re-recording the reservation with Reserve).
+	Unchanged(job *Job) bool
+}
+
+// StableOrder is an optional Picker capability: the picker keeps the
+// relative order of jobs from one cycle to the next and puts newly
+// submitted jobs after them (first come, first served). Policies may then
+// skip jobs whose decision cannot have changed (Dispatcher.Unchanged).
+type StableOrder interface {
+	StableOrder()
 }
 
 // Policy decides, for the jobs of one queue in picking order, which start

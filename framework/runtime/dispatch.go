@@ -16,6 +16,9 @@ import (
 type dispatcher struct {
 	s   *Scheduler
 	now int64
+	// incremental: nothing was released since the previous cycle, which
+	// was the one before this (Unchanged may hold).
+	incremental bool
 
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
@@ -82,6 +85,12 @@ func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.proj.reserve(r.Start, r.End, r.Alloc)
 	rr := r
 	job.Reserved = &rr
+}
+
+// Unchanged implements framework.Dispatcher.
+func (d *dispatcher) Unchanged(job *framework.Job) bool {
+	return d.incremental && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
+		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now)
 }
 
 // Hold implements framework.Dispatcher.

@@ -39,6 +39,10 @@ type Scheduler struct {
 	future  []*framework.Job
 	next    int
 	pending []*framework.Job
+	cycles   int64  // cycles run so far
+	released bool   // resources were released since the last cycle
+	stable   []bool // per queue: its picker keeps a stable order
+
 	// running holds the running jobs; runIdx their positions in it.
 	running []*framework.Job
 	runIdx  map[*framework.Job]int
@@ -113,6 +117,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			return nil, fmt.Errorf("queue %s: plugin %s is not a picker", q.Name, name)
 		}
 		s.pickers = append(s.pickers, picker)
+		_, stable := p.(framework.StableOrder)
+		s.stable = append(s.stable, stable)
 		if o, ok := p.(framework.Observer); ok && !slices.Contains(s.observers, o) {
 			s.observers = append(s.observers, o)
 		}
@@ -239,8 +245,11 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		lo = hi
 	}
 	defer s.compactPending()
+	s.cycles++
 	d := &s.disp
 	d.reset(s, now)
+	d.incremental = !s.released && s.cycles > 1
+	s.released = false
 	for lo := 0; lo < len(s.order); {
 		if err := ctx.Err(); err != nil {
 			return s.order[:lo], err
@@ -252,7 +261,9 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		}
 		seg := s.order[lo:hi]
 		for _, j := range seg {
-			j.Reserved = nil
+			if !d.Unchanged(j) {
+				j.Reserved = nil
+			}
 		}
 		if c.Queues[q].Closed {
 			for _, j := range seg {
@@ -260,6 +271,9 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 			}
 		} else if err := s.policies[q].Dispatch(d, seg); err != nil {
 			return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+		}
+		for _, j := range seg {
+			j.Cycle = s.cycles
 		}
 		lo = hi
 	}
@@ -340,6 +354,7 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 	}
 	s.runner.Release(job)
 	s.removeRunning(job)
+	s.released = true
 	job.End = now
 	if m, ok := s.Committer.(*MemCommitter); ok {
 		m.Remove(job.Spec.ID)

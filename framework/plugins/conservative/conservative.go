@@ -22,6 +22,14 @@ func (Plugin) Name() string { return Name }
 // cycle, so a job that ends before its estimate lets the others move up.
 func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	for _, job := range jobs {
+		if d.Unchanged(job) {
+			// Nothing was released since the last cycle: its reservation
+			// still holds and cannot move earlier.
+			if job.Reserved != nil {
+				d.Reserve(job, *job.Reserved)
+			}
+			continue
+		}
 		r, ok := d.Earliest(job)
 		switch {
 		case !ok:

@@ -30,6 +30,15 @@ func (Plugin) Name() string { return Name }
 func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	reserved := false
 	for _, job := range jobs {
+		if d.Unchanged(job) {
+			// Its decision stands (nothing was released since the last
+			// cycle); a head's reservation is re-recorded.
+			if job.Reserved != nil {
+				d.Reserve(job, *job.Reserved)
+				reserved = true
+			}
+			continue
+		}
 		if !reserved {
 			placed, err := d.Allocate(job)
 			if err != nil {

@@ -26,6 +26,11 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 			d.Hold(job)
 			continue
 		}
+		if d.Unchanged(job) {
+			// It pended last cycle and nothing was released since.
+			blocked = job.Reasons.Main != framework.BadRequest
+			continue
+		}
 		placed, err := d.Allocate(job)
 		if err != nil {
 			return err

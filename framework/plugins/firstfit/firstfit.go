@@ -16,9 +16,13 @@ var _ framework.Policy = Plugin{}
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
 
-// Dispatch implements framework.Policy.
+// Dispatch implements framework.Policy. A job that pended in the previous
+// cycle, with nothing released since, still cannot fit: it is skipped.
 func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	for _, job := range jobs {
+		if d.Unchanged(job) {
+			continue
+		}
 		if _, err := d.Allocate(job); err != nil {
 			return err
 		}

@@ -16,7 +16,14 @@ const Name = "priority"
 // Plugin is the priority picker.
 type Plugin struct{}
 
-var _ framework.Picker = Plugin{}
+var (
+	_ framework.Picker      = Plugin{}
+	_ framework.StableOrder = Plugin{}
+)
+
+// StableOrder implements framework.StableOrder: arrival order is stable,
+// and new jobs arrive last.
+func (Plugin) StableOrder() {}
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
