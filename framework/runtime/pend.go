@@ -136,12 +136,17 @@ type diagnosis struct {
 func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	c := r.view.Cluster
 	st := r.view.State
-	alts := make([]int, 0, len(job.Req.Alts))
-	var sums [][]int // per tried alternative, per term: total capacity
+	// Scratch: the tried alternatives, and per (alternative, term) the
+	// total capacity, flat with offsets.
+	sc := &r.diag
+	sc.alts, sc.offs, sc.sums, sc.bounds = sc.alts[:0], sc.offs[:0], sc.sums[:0], sc.bounds[:0]
 	for ai := range job.Req.Alts {
 		if r.altVeto[ai].reason == framework.None {
-			alts = append(alts, ai)
-			sums = append(sums, make([]int, len(job.Req.Alts[ai].Terms)))
+			sc.alts = append(sc.alts, ai)
+			sc.offs = append(sc.offs, len(sc.sums))
+			for range job.Req.Alts[ai].Terms {
+				sc.sums = append(sc.sums, 0)
+			}
 		}
 	}
 	d := diagnosis{}
@@ -150,14 +155,13 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	if hosts != nil {
 		n = len(hosts)
 	}
-	var bounds []framework.HostReasonCount // what limits usable hosts' room
 	for i := 0; i < n; i++ {
 		h := cluster.HostID(i)
 		if hosts != nil {
 			h = hosts[i]
 		}
 		best, usable := reasonKey{detail: -1}, false
-		for k, ai := range alts {
+		for k, ai := range sc.alts {
 			alt := &job.Req.Alts[ai]
 			for ti := range alt.Terms {
 				term := &alt.Terms[ti]
@@ -165,10 +169,10 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 				if reason == framework.None {
 					usable = true
 					capa := r.capacity(job, alt, term, h)
-					sums[k][ti] += capa
+					sc.sums[sc.offs[k]+ti] += capa
 					if capa < st.FreeSlots(h) {
 						reason, detail := r.check(job, alt, term, capa+1, nil, h, false)
-						bounds = addHostReason(bounds, reasonKey{reason, detail})
+						sc.bounds = addHostReason(sc.bounds, reasonKey{reason, detail}, 1)
 					}
 					continue
 				}
@@ -182,10 +186,10 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 			continue
 		}
 		if best.reason != framework.None {
-			d.counts = addHostReason(d.counts, best)
+			d.counts = addHostReason(d.counts, best, 1)
 		}
 	}
-	for k, ai := range alts {
+	for k, ai := range sc.alts {
 		alt := &job.Req.Alts[ai]
 		ok := true
 		for ti := range alt.Terms {
@@ -193,7 +197,7 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 			if need == 0 {
 				need = job.Spec.TasksMin
 			}
-			if sums[k][ti] < need {
+			if sc.sums[sc.offs[k]+ti] < need {
 				ok = false
 			}
 		}
@@ -208,14 +212,13 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 		return cmp.Or(cmp.Compare(b.Hosts, a.Hosts), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
 	})
 	// The capacity reason, counted over blocked hosts and bounded ones.
-	merged := bounds
+	merged := sc.bounds
 	for _, hc := range d.counts {
 		if hostRank(hc.Reason) >= 2 {
-			for range hc.Hosts {
-				merged = addHostReason(merged, reasonKey{hc.Reason, hc.Detail})
-			}
+			merged = addHostReason(merged, reasonKey{hc.Reason, hc.Detail}, hc.Hosts)
 		}
 	}
+	sc.bounds = merged
 	top := 0
 	for _, hc := range merged {
 		k := reasonKey{hc.Reason, hc.Detail}
@@ -228,6 +231,12 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 		}
 	}
 	return d
+}
+
+// diagScratch holds diagnose's buffers between calls.
+type diagScratch struct {
+	alts, offs, sums []int
+	bounds           []framework.HostReasonCount
 }
 
 // capacity returns how many tasks of term host h can take now, as the
@@ -248,14 +257,14 @@ func (r *Runner) capacity(job *framework.Job, alt *framework.Alternative, term *
 	return lo
 }
 
-func addHostReason(counts []framework.HostReasonCount, k reasonKey) []framework.HostReasonCount {
+func addHostReason(counts []framework.HostReasonCount, k reasonKey, n int) []framework.HostReasonCount {
 	for i := range counts {
 		if counts[i].Reason == k.reason && counts[i].Detail == k.detail {
-			counts[i].Hosts++
+			counts[i].Hosts += n
 			return counts
 		}
 	}
-	return append(counts, framework.HostReasonCount{Reason: k.reason, Detail: k.detail, Hosts: 1})
+	return append(counts, framework.HostReasonCount{Reason: k.reason, Detail: k.detail, Hosts: n})
 }
 
 // neverFits returns why no alternative of job could run even on an empty

@@ -62,6 +62,7 @@ type Runner struct {
 	unsat  map[classKey]framework.PendReasons
 	// never caches neverFits, which depends on nothing that changes.
 	never map[staticKey]string
+	diag  diagScratch
 }
 
 type cursorKey struct {
