@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 )
 
 // HostAlloc is what a job holds on one host: job slots, the total amounts
@@ -20,6 +21,15 @@ type HostAlloc struct {
 type JobAlloc struct {
 	Hosts  []HostAlloc
 	Shared []SharedAmount
+}
+
+// Clone returns a deep copy of a.
+func (a *JobAlloc) Clone() *JobAlloc {
+	c := &JobAlloc{Hosts: make([]HostAlloc, len(a.Hosts)), Shared: slices.Clone(a.Shared)}
+	for i, h := range a.Hosts {
+		c.Hosts[i] = HostAlloc{Host: h.Host, Slots: h.Slots, Res: slices.Clone(h.Res), Counters: slices.Clone(h.Counters)}
+	}
+	return c
 }
 
 // Slots returns the total number of slots of a.

@@ -159,7 +159,7 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 	if !ok {
 		return framework.Reservation{}, false
 	}
-	return framework.Reservation{Start: t, End: end, Alloc: alloc}, true
+	return framework.Reservation{Start: t, End: end, Alloc: alloc.Clone()}, true
 }
 
 // setup builds the projection on first use in the cycle: the running jobs'

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"slices"
+
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 )
@@ -23,7 +25,9 @@ func NewMemCommitter() *MemCommitter {
 // Begin implements framework.Committer. Only one transaction is open at a
 // time (the runner commits one job at a time).
 func (m *MemCommitter) Begin(job *framework.Job) framework.Txn {
-	m.txn = memTxn{m: m, id: job.Spec.ID, open: true}
+	m.txn.id, m.txn.open = job.Spec.ID, true
+	m.txn.m = m
+	m.txn.alloc.Hosts, m.txn.alloc.Shared = m.txn.alloc.Hosts[:0], m.txn.alloc.Shared[:0]
 	return &m.txn
 }
 
@@ -39,7 +43,7 @@ func (m *MemCommitter) Remove(id cluster.JobID) { delete(m.allocs, id) }
 type memTxn struct {
 	m     *MemCommitter
 	id    cluster.JobID
-	alloc cluster.JobAlloc
+	alloc cluster.JobAlloc // scratch, reused by every transaction
 	open  bool
 }
 
@@ -55,8 +59,7 @@ func (t *memTxn) PutShared(a cluster.SharedAmount) error {
 
 func (t *memTxn) Commit() error {
 	if t.open {
-		a := t.alloc
-		t.m.allocs[t.id] = &a
+		t.m.allocs[t.id] = &cluster.JobAlloc{Hosts: slices.Clone(t.alloc.Hosts), Shared: slices.Clone(t.alloc.Shared)}
 		t.open = false
 	}
 	return nil

@@ -10,17 +10,19 @@ import (
 // Plan runs the allocation algorithm for job on this runner's state, a
 // projection of the cluster into the future (backfilling), without
 // committing or publishing anything: it returns the allocation the job
-// would get, which stays reserved in the projection, or false. The job's
-// fields are left as they were, and no pending reason is computed. order,
-// when not nil, is the host walk order for terms without order[] (the
-// queue's hosts only).
+// would get, which stays reserved in the projection, or false. The result
+// is valid only until the next Plan (it reuses the runner's buffers): keep
+// a Clone. The job's fields are left as they were, and no pending reason is
+// computed. order, when not nil, is the host walk order for terms without
+// order[] (the queue's hosts only).
 func (r *Runner) Plan(job *framework.Job, a framework.Allocator, order []cluster.HostID) (*cluster.JobAlloc, bool) {
 	if job.Req == nil {
 		return nil, false
 	}
 	saved := job.Reasons
 	r.dry, r.planned, r.walkOrder = true, nil, order
-	r.BeginCycle() // the projection changed since the last plan
+	r.arena, r.counters = r.arena[:0], r.counters[:0] // the previous plan's snapshots
+	r.BeginCycle()                                    // the projection changed since the last plan
 	placed, err := r.allocate(job, a, r.classOf(job))
 	r.dry, r.walkOrder = false, nil
 	job.Reasons = saved

@@ -52,6 +52,7 @@ type Runner struct {
 	// for terms without order[].
 	dry       bool
 	planned   *cluster.JobAlloc
+	planBuf   cluster.JobAlloc
 	walkOrder []cluster.HostID
 
 	// Per cycle. cursor is the host-walk position per equivalence class
@@ -463,6 +464,26 @@ func (r *Runner) rollback() {
 // the commit succeeded. On any failure it aborts the transaction, releases
 // the shared resources, rolls back every claim and returns the error.
 func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error {
+	st := r.view.State
+	if r.dry {
+		// A plan on a projection: the state keeps it; nothing is committed
+		// or published. The result reuses the runner's buffers (and
+		// aliases the claim snapshots) until the next plan.
+		p := &r.planBuf
+		p.Hosts, p.Shared = p.Hosts[:0], p.Shared[:0]
+		for _, c := range r.claims {
+			p.Hosts = append(p.Hosts, c.HostAlloc)
+		}
+		for _, sh := range alt.Shared {
+			if sh.Amount > 0 {
+				p.Shared = append(p.Shared, sh)
+				st.ReserveShared(sh.Shared, sh.Amount)
+			}
+		}
+		r.planned = p
+		r.claims = r.claims[:0]
+		return nil
+	}
 	alloc := &cluster.JobAlloc{Hosts: make([]cluster.HostAlloc, len(r.claims))}
 	for i, c := range r.claims {
 		alloc.Hosts[i] = cluster.HostAlloc{Host: c.Host, Slots: c.Slots, Res: slices.Clone(c.Res), Counters: slices.Clone(c.Counters)}
@@ -472,16 +493,8 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 			alloc.Shared = append(alloc.Shared, sh)
 		}
 	}
-	st := r.view.State
 	for _, sh := range alloc.Shared {
 		st.ReserveShared(sh.Shared, sh.Amount)
-	}
-	if r.dry {
-		// A plan on a projection: the state keeps it; nothing is committed
-		// or published.
-		r.planned = alloc
-		r.claims, r.arena, r.counters = r.claims[:0], r.arena[:0], r.counters[:0]
-		return nil
 	}
 	if err := r.commit(job, alloc); err != nil {
 		for _, sh := range alloc.Shared {

@@ -36,9 +36,9 @@ type Scheduler struct {
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
 	// jobs that are still pending, in submit order.
-	future  []*framework.Job
-	next    int
-	pending []*framework.Job
+	future   []*framework.Job
+	next     int
+	pending  []*framework.Job
 	cycles   int64  // cycles run so far
 	released bool   // resources were released since the last cycle
 	stable   []bool // per queue: its picker keeps a stable order
