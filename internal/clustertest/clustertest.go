@@ -31,6 +31,8 @@ type Job struct {
 	Min, Max int
 	ResReq   string
 	Running  map[string]int
+	// Runtime and Estimate in seconds; Start for a running job.
+	Runtime, Estimate, Start int64
 }
 
 // Spec is a whole test cluster. Queues default to one "normal" firstfit
@@ -75,7 +77,8 @@ func Build(s Spec) *cluster.Cluster {
 		if err != nil {
 			panic(err)
 		}
-		job := cluster.Job{ID: j.ID, User: j.User, Project: j.Project, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1), ResReq: j.ResReq, Req: req}
+		job := cluster.Job{ID: j.ID, User: j.User, Project: j.Project, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1),
+			ResReq: j.ResReq, Req: req, Runtime: j.Runtime, Estimate: j.Estimate, Start: j.Start}
 		if j.Queue != "" {
 			q, ok := c.QueueByName(j.Queue)
 			if !ok {
