@@ -27,7 +27,11 @@ type dispatcher struct {
 	tmp     *cluster.State // scratch for windows
 	planner *Runner        // runs over win
 	times   []int64        // scratch: candidate times
+	order   []cluster.HostID // scratch: a walk order
 	busy    map[cluster.QueueID][]cluster.HostID
+	// prev holds the reservations jobs had in the previous cycle: a job
+	// tries its reserved hosts first, so that reservations stay put.
+	prev map[*framework.Job]*framework.Reservation
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -35,6 +39,10 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 // reset prepares the dispatcher for a cycle at time now.
 func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
+	if d.prev == nil {
+		d.prev = map[*framework.Job]*framework.Reservation{}
+	}
+	clear(d.prev)
 }
 
 // Now implements framework.Dispatcher.
@@ -155,6 +163,9 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 	if t > d.now {
 		order = d.busyFirst(job.Spec.Queue)
 	}
+	if p := d.prev[job]; p != nil {
+		order = d.reservedFirst(job.Spec.Queue, p.Alloc, order)
+	}
 	alloc, ok := d.planner.Plan(job, d.allocator(job), order)
 	if !ok {
 		return framework.Reservation{}, false
@@ -199,6 +210,28 @@ func minTasks(job *framework.Job) int {
 		n = min(n, k)
 	}
 	return n
+}
+
+// reservedFirst returns queue q's hosts in order base (nil: host order),
+// with the hosts of the job's previous reservation moved to the front.
+func (d *dispatcher) reservedFirst(q cluster.QueueID, prev *cluster.JobAlloc, base []cluster.HostID) []cluster.HostID {
+	if base == nil {
+		v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
+		base = v.Hosts(q)
+	}
+	out := d.order[:0]
+	for _, h := range prev.Hosts {
+		if d.s.Cluster.QueueHasHost(q, h.Host) {
+			out = append(out, h.Host)
+		}
+	}
+	for _, h := range base {
+		if !slices.ContainsFunc(prev.Hosts, func(a cluster.HostAlloc) bool { return a.Host == h }) {
+			out = append(out, h)
+		}
+	}
+	d.order = out
+	return out
 }
 
 // busyFirst orders queue q's hosts for a reservation in the future: the

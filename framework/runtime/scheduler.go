@@ -261,7 +261,8 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		}
 		seg := s.order[lo:hi]
 		for _, j := range seg {
-			if !d.Unchanged(j) {
+			if j.Reserved != nil && !d.Unchanged(j) {
+				d.prev[j] = j.Reserved
 				j.Reserved = nil
 			}
 		}
