@@ -48,6 +48,15 @@ type Dispatcher interface {
 	Unchanged(job *Job) bool
 }
 
+// StickyReservations is an optional Policy capability: a job that held a
+// reservation in the previous cycle is planned on the same hosts first, so
+// that, with exact estimates, no job ever starts later than its first
+// reservation (conservative backfilling's guarantee). EASY does without:
+// its one reservation floats, as in the classic algorithm.
+type StickyReservations interface {
+	StickyReservations()
+}
+
 // StableOrder is an optional Picker capability: the picker keeps the
 // relative order of jobs from one cycle to the next and puts newly
 // submitted jobs after them (first come, first served). Policies may then

@@ -28,10 +28,13 @@ type dispatcher struct {
 	planner *Runner        // runs over win
 	times   []int64        // scratch: candidate times
 	order   []cluster.HostID // scratch: a walk order
+	mark    []bool           // scratch: per host
 	busy    map[cluster.QueueID][]cluster.HostID
-	// prev holds the reservations jobs had in the previous cycle: a job
-	// tries its reserved hosts first, so that reservations stay put.
-	prev map[*framework.Job]*framework.Reservation
+	// prev holds the reservations jobs had in the previous cycle; when the
+	// queue's policy wants sticky reservations, a job tries its reserved
+	// hosts first, so that reservations stay put.
+	prev   map[*framework.Job]*framework.Reservation
+	sticky bool
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -163,7 +166,7 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 	if t > d.now {
 		order = d.busyFirst(job.Spec.Queue)
 	}
-	if p := d.prev[job]; p != nil {
+	if p := d.prev[job]; p != nil && d.sticky {
 		order = d.reservedFirst(job.Spec.Queue, p.Alloc, order)
 	}
 	alloc, ok := d.planner.Plan(job, d.allocator(job), order)
@@ -219,16 +222,23 @@ func (d *dispatcher) reservedFirst(q cluster.QueueID, prev *cluster.JobAlloc, ba
 		v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
 		base = v.Hosts(q)
 	}
+	if len(d.mark) != len(d.s.Cluster.Hosts) {
+		d.mark = make([]bool, len(d.s.Cluster.Hosts))
+	}
 	out := d.order[:0]
 	for _, h := range prev.Hosts {
 		if d.s.Cluster.QueueHasHost(q, h.Host) {
 			out = append(out, h.Host)
+			d.mark[h.Host] = true
 		}
 	}
 	for _, h := range base {
-		if !slices.ContainsFunc(prev.Hosts, func(a cluster.HostAlloc) bool { return a.Host == h }) {
+		if !d.mark[h] {
 			out = append(out, h)
 		}
+	}
+	for _, h := range prev.Hosts {
+		d.mark[h.Host] = false
 	}
 	d.order = out
 	return out

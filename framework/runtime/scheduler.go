@@ -270,8 +270,11 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 			for _, j := range seg {
 				j.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
 			}
-		} else if err := s.policies[q].Dispatch(d, seg); err != nil {
-			return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+		} else {
+			_, d.sticky = s.policies[q].(framework.StickyReservations)
+			if err := s.policies[q].Dispatch(d, seg); err != nil {
+				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+			}
 		}
 		for _, j := range seg {
 			j.Cycle = s.cycles

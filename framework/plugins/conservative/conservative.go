@@ -13,7 +13,13 @@ const Name = "conservative"
 // Plugin is the conservative backfilling policy.
 type Plugin struct{}
 
-var _ framework.Policy = Plugin{}
+var (
+	_ framework.Policy             = Plugin{}
+	_ framework.StickyReservations = Plugin{}
+)
+
+// StickyReservations implements framework.StickyReservations.
+func (Plugin) StickyReservations() {}
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
