@@ -28,15 +28,15 @@ type Recorder struct {
 	Series []Point
 	busy   int
 	lastT  int64
-	counts map[framework.Reason]int     // pending jobs per main reason after the last cycle
-	pendS  map[framework.Reason]float64 // job-seconds pending per main reason
+	counts [256]int     // pending jobs per main reason after the last cycle
+	pendS  [256]float64 // job-seconds pending per main reason
 	cycles int
 }
 
 // NewRecorder returns a recorder for a simulation of s (jobs already
 // running in s count as busy from the start).
 func NewRecorder(s *runtime.Scheduler) *Recorder {
-	r := &Recorder{counts: map[framework.Reason]int{}, pendS: map[framework.Reason]float64{}, lastT: -1}
+	r := &Recorder{lastT: -1}
 	for _, j := range s.Jobs {
 		if j.State == framework.Running {
 			r.busy += j.Alloc.Slots()
@@ -52,7 +52,7 @@ func (r *Recorder) Observe(e *Event) {
 	for _, j := range e.Ended {
 		r.busy -= j.Alloc.Slots()
 	}
-	clear(r.counts)
+	r.counts = [256]int{}
 	pending := 0
 	for _, j := range e.Considered {
 		switch {
@@ -71,7 +71,9 @@ func (r *Recorder) advance(now int64) {
 	if r.lastT >= 0 {
 		dt := float64(now - r.lastT)
 		for reason, n := range r.counts {
-			r.pendS[reason] += float64(n) * dt
+			if n > 0 {
+				r.pendS[reason] += float64(n) * dt
+			}
 		}
 	}
 	r.lastT = now
@@ -146,7 +148,7 @@ func Summarize(s *runtime.Scheduler, rec *Recorder, totalSlots int) Summary {
 		sum.PendingByReasonS = map[string]float64{}
 		for reason, v := range rec.pendS {
 			if v > 0 {
-				sum.PendingByReasonS[reason.String()] = v
+				sum.PendingByReasonS[framework.Reason(reason).String()] = v
 			}
 		}
 	}
