@@ -26,6 +26,10 @@ func (p *Select) Match(vals []float64) bool {
 	return p.match(vals)
 }
 
+// All reports whether p matches every host without looking (no
+// expression).
+func (p *Select) All() bool { return p == nil || p.match == nil }
+
 // CompileSelect compiles select expression e against schema s, once, for
 // evaluation with Match on many hosts. A nil e gives a Select that matches
 // every host (s is then not used).

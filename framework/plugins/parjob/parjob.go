@@ -238,6 +238,15 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		}
 	}
 	switch hosts := v.Cluster.Queues[q].Hosts; {
+	case hosts == nil && len(term.Order) == 0 && pin == nil && len(term.PerSlot) == 0 && term.Select.All():
+		// The common case (no select, rusage, order or same): a host's
+		// capacity is its free slots if it is open.
+		for h := range v.Cluster.Hosts {
+			if c := v.State.FreeSlots(cluster.HostID(h)); c > 0 && v.Cluster.Hosts[h].Status == cluster.HostOK {
+				caps = append(caps, c)
+				total += c
+			}
+		}
 	case len(term.Order) > 0:
 		for _, h := range v.Ordered(q, term) {
 			visit(h)
