@@ -186,6 +186,32 @@ func (s *State) CopyFrom(o *State) {
 	s.freeSlots = o.freeSlots
 }
 
+// MinWithAlloc is MinWith restricted to what alloc touches: its hosts'
+// vectors, its shared resources and its counters.
+func (s *State) MinWithAlloc(o *State, a *JobAlloc) {
+	for _, h := range a.Hosts {
+		lo := int(h.Host) * s.ncols
+		mine, theirs := s.vals[lo:lo+s.ncols], o.vals[lo:lo+s.ncols]
+		before := mine[ColSlots]
+		for i, v := range theirs {
+			if v < mine[i] {
+				mine[i] = v
+			}
+		}
+		s.freeSlots += int(mine[ColSlots] - before)
+		for _, c := range h.Counters {
+			if oc := o.counter(c.Counter); oc.Used > s.counter(c.Counter).Used {
+				s.counter(c.Counter).Used = oc.Used
+			}
+		}
+	}
+	for _, sh := range a.Shared {
+		if v := o.sharedFree[sh.Shared]; v < s.sharedFree[sh.Shared] {
+			s.sharedFree[sh.Shared] = v
+		}
+	}
+}
+
 // MinWith lowers every free amount of s to o's where o's is smaller (for
 // counters: raises Used to o's): s becomes what is free at both times, the
 // projection over a time window. Both must be of the same cluster.

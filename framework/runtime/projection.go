@@ -23,6 +23,8 @@ type event struct {
 	at      int64
 	release bool // give alloc back (a job's end) rather than take it
 	start   bool // a reservation's start (the state shrinks here)
+	res     bool // a reservation's start or end (not a running job's end)
+	resEnd  int64
 	alloc   *cluster.JobAlloc
 	slots   int
 }
@@ -60,9 +62,9 @@ func (p *projection) ending(at int64, alloc *cluster.JobAlloc) {
 // reserve adds a reservation holding alloc over [start, end).
 func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
 	n := alloc.Slots()
-	p.add(event{at: start, start: true, alloc: alloc, slots: n})
+	p.add(event{at: start, start: true, res: true, resEnd: end, alloc: alloc, slots: n})
 	if end < never {
-		p.add(event{at: end, release: true, alloc: alloc, slots: n})
+		p.add(event{at: end, release: true, res: true, resEnd: end, alloc: alloc, slots: n})
 	}
 }
 
@@ -76,12 +78,15 @@ func apply(st *cluster.State, e *event) {
 }
 
 // at fills st with the projected state at time t and returns the index of
-// the first event after t.
+// the first event after t. A reservation that both starts and ends by t
+// changes nothing and is skipped.
 func (p *projection) at(st *cluster.State, t int64) int {
 	st.CopyFrom(p.live)
 	i := 0
 	for ; i < len(p.events) && p.events[i].at <= t; i++ {
-		apply(st, &p.events[i])
+		if e := &p.events[i]; !e.res || e.resEnd > t {
+			apply(st, e)
+		}
 	}
 	return i
 }
@@ -103,7 +108,9 @@ func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 		}
 		apply(tmp, e)
 		if e.start {
-			dst.MinWith(tmp)
+			// Only the reservation's hosts (and shared resources and
+			// counters) shrink here.
+			dst.MinWithAlloc(tmp, e.alloc)
 		}
 	}
 }
