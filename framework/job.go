@@ -46,6 +46,9 @@ type Job struct {
 	// Cycle is the number of the last cycle that considered the job (the
 	// scheduler counts cycles from 1).
 	Cycle int64
+	// Unchanged is set by the scheduler at the start of a cycle when the
+	// job's decision from the previous cycle stands (Dispatcher.Unchanged).
+	Unchanged bool
 	// Start and End are in seconds (virtual time in the simulator); End is
 	// set once the job is Done.
 	Start, End int64

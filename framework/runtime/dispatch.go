@@ -16,9 +16,10 @@ import (
 type dispatcher struct {
 	s   *Scheduler
 	now int64
-	// incremental: nothing was released since the previous cycle, which
-	// was the one before this (Unchanged may hold).
-	incremental bool
+	// incremental: this is not the first cycle (Unchanged may hold);
+	// released and early: resources were released since the previous
+	// cycle, and some before the estimated end that projections assumed.
+	incremental, released, early bool
 
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
@@ -99,8 +100,20 @@ func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 }
 
 // Unchanged implements framework.Dispatcher.
-func (d *dispatcher) Unchanged(job *framework.Job) bool {
-	return d.incremental && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
+//
+// Under a sticky-reservation policy (conservative) a release at the
+// estimated end changes nothing either: every reservation already assumed
+// it, and a job without one could never run. Under the others any release
+// may let a job start.
+func (d *dispatcher) Unchanged(job *framework.Job) bool { return job.Unchanged }
+
+// unchanged decides Unchanged for job at the start of the cycle.
+func (d *dispatcher) unchanged(job *framework.Job) bool {
+	changed := d.released
+	if d.sticky {
+		changed = d.early
+	}
+	return d.incremental && !changed && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
 		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now)
 }
 

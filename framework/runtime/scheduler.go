@@ -41,6 +41,7 @@ type Scheduler struct {
 	pending  []*framework.Job
 	cycles   int64  // cycles run so far
 	released bool   // resources were released since the last cycle
+	early    bool   // ... by a job that ended before its estimated end
 	stable   []bool // per queue: its picker keeps a stable order
 
 	// running holds the running jobs; runIdx their positions in it.
@@ -248,8 +249,9 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 	s.cycles++
 	d := &s.disp
 	d.reset(s, now)
-	d.incremental = !s.released && s.cycles > 1
-	s.released = false
+	d.incremental = s.cycles > 1
+	d.released, d.early = s.released, s.early
+	s.released, s.early = false, false
 	for lo := 0; lo < len(s.order); {
 		if err := ctx.Err(); err != nil {
 			return s.order[:lo], err
@@ -260,8 +262,10 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 			hi++
 		}
 		seg := s.order[lo:hi]
+		_, d.sticky = s.policies[q].(framework.StickyReservations)
 		for _, j := range seg {
-			if j.Reserved != nil && !d.Unchanged(j) {
+			j.Unchanged = d.unchanged(j)
+			if j.Reserved != nil && !j.Unchanged {
 				d.prev[j] = j.Reserved
 				j.Reserved = nil
 			}
@@ -270,11 +274,8 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 			for _, j := range seg {
 				j.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
 			}
-		} else {
-			_, d.sticky = s.policies[q].(framework.StickyReservations)
-			if err := s.policies[q].Dispatch(d, seg); err != nil {
-				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
-			}
+		} else if err := s.policies[q].Dispatch(d, seg); err != nil {
+			return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
 		}
 		for _, j := range seg {
 			j.Cycle = s.cycles
@@ -359,6 +360,9 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 	s.runner.Release(job)
 	s.removeRunning(job)
 	s.released = true
+	if now < satAdd(job.Start, estimate(job)) {
+		s.early = true
+	}
 	job.End = now
 	if m, ok := s.Committer.(*MemCommitter); ok {
 		m.Remove(job.Spec.ID)
