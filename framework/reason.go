@@ -63,7 +63,7 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	SharedResource:        {"SharedResource", "shared resource %s is exhausted"},
 	LimitReached:          {"LimitReached", "limit %s is reached"},
 	QueueClosed:           {"QueueClosed", "the queue is closed"},
-	Priority:              {"Priority", "waiting behind an earlier job of the queue (strict FCFS)"},
+	Priority:              {"Priority", "held back for an earlier job of the queue (strict FCFS order, or a backfill reservation)"},
 	BadRequest:            {"BadRequest", "the request can never be satisfied on this cluster: %s"},
 	HostClosed:            {"HostClosed", "closed"},
 	HostUnavail:           {"HostUnavail", "unavailable"},

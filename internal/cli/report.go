@@ -27,6 +27,29 @@ type jobReport struct {
 	HostReasons []hostReason
 	// Start and End (seconds) are shown with times; End only when DONE.
 	Start, End int64
+	// Reserved is a pending job's reservation (backfilling): start time
+	// and hosts; nil when it has none.
+	Reserved *reservedAt
+}
+
+type reservedAt struct {
+	Start int64
+	Hosts []hostSlots
+}
+
+// hostList renders an allocation's slots per host, in host order.
+func hostList(c *cluster.Cluster, a *cluster.JobAlloc) []hostSlots {
+	slots := make([]int, len(c.Hosts))
+	for _, h := range a.Hosts {
+		slots[h.Host] += h.Slots
+	}
+	var out []hostSlots
+	for h, n := range slots {
+		if n > 0 {
+			out = append(out, hostSlots{c.Hosts[h].Name, n})
+		}
+	}
+	return out
 }
 
 type hostSlots struct {
@@ -51,16 +74,11 @@ func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report 
 	for _, j := range jobs {
 		jr := jobReport{ID: j.Spec.ID, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String(), Start: j.Start, End: j.End}
 		if j.State != framework.Pending {
-			slots := make([]int, len(c.Hosts))
-			for _, h := range j.Alloc.Hosts {
-				slots[h.Host] += h.Slots
-			}
-			for h, n := range slots {
-				if n > 0 {
-					jr.Hosts = append(jr.Hosts, hostSlots{c.Hosts[h].Name, n})
-				}
-			}
+			jr.Hosts = hostList(c, j.Alloc)
 		} else {
+			if j.Reserved != nil {
+				jr.Reserved = &reservedAt{Start: j.Reserved.Start, Hosts: hostList(c, j.Reserved.Alloc)}
+			}
 			pr := &j.Reasons
 			jr.Reason = pr.Main.String()
 			jr.Detail = s.ReasonDetail(pr.Main, pr.Detail)
@@ -122,6 +140,16 @@ func (r *report) writeJSON(w io.Writer) error {
 				fmt.Fprintf(&b, ", \"detail\": %s", quoteJSON(j.Detail))
 			}
 			fmt.Fprintf(&b, ", \"message\": %s", quoteJSON(j.Text))
+			if j.Reserved != nil {
+				fmt.Fprintf(&b, ", \"reserved\": {\"start\": %d, \"hosts\": {", j.Reserved.Start)
+				for k, h := range j.Reserved.Hosts {
+					if k > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "%s: %d", quoteJSON(h.Host), h.Slots)
+				}
+				b.WriteString("}}")
+			}
 			if len(j.HostReasons) > 0 {
 				b.WriteString(", \"host_reasons\": {")
 				for k, hr := range j.HostReasons {
@@ -176,12 +204,19 @@ func (r *report) writeTable(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%s: %s\n", j.Reason, j.Text)
+		pad := "\t\t\t\t"
+		if r.times {
+			pad += "\t\t"
+		}
 		if hr := renderHostReasons(j.HostReasons); hr != "" {
-			pad := "\t\t\t\t"
-			if r.times {
-				pad += "\t\t"
-			}
 			fmt.Fprintf(tw, "%s  %s\n", pad, hr)
+		}
+		if j.Reserved != nil {
+			parts := make([]string, len(j.Reserved.Hosts))
+			for i, h := range j.Reserved.Hosts {
+				parts[i] = fmt.Sprintf("%s*%d", h.Host, h.Slots)
+			}
+			fmt.Fprintf(tw, "%s  reserved to start at %d on %s\n", pad, j.Reserved.Start, strings.Join(parts, " "))
 		}
 	}
 	return tw.Flush()

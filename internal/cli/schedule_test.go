@@ -125,7 +125,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"schedule", "--bogus", "x"}, ExitUsage, "unknown flag"},
 		{[]string{"schedule", "/nonexistent.yaml"}, ExitUsage, "/nonexistent.yaml"},
 		{[]string{"schedule", bad}, ExitUsage, "bad.yaml:2:22: hosts[0].slots"},
-		{[]string{"schedule", "../../examples/queues.yaml"}, ExitOK, "waiting behind an earlier job"},
+		{[]string{"schedule", "../../examples/queues.yaml"}, ExitOK, "held back for an earlier job"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
