@@ -127,7 +127,12 @@ func (d *dispatcher) Hold(job *framework.Job) {
 // attempt (which fails) gives its own reasons.
 func (d *dispatcher) Block(job *framework.Job) error {
 	d.setup()
-	if job.Req != nil && d.s.State.TotalFreeSlots() >= minTasks(job) {
+	if fits, known := d.s.runner.FitsNowPlain(job); known {
+		if fits {
+			d.Hold(job)
+			return nil
+		}
+	} else if job.Req != nil && d.s.State.TotalFreeSlots() >= minTasks(job) {
 		d.win.CopyFrom(d.s.State)
 		if _, ok := d.planner.Plan(job, d.allocator(job), nil); ok {
 			d.Hold(job)
@@ -151,8 +156,13 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	d.setup()
 	est, need := estimate(job), minTasks(job)
 	d.times = d.proj.candidates(d.now, d.times)
+	var sc slotScan
+	sc.reset(&d.proj)
 	for _, t := range d.times {
-		if r, ok := d.planAt(job, t, est, need); ok {
+		if sc.least(t, satAdd(t, est)) < need {
+			continue
+		}
+		if r, ok := d.planAt(job, t, est, 0); ok {
 			return r, true
 		}
 	}

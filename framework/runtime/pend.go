@@ -150,6 +150,7 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 		}
 	}
 	d := diagnosis{}
+	plain := len(sc.alts) == 1 && r.plain(job)
 	hosts := c.Queues[job.Spec.Queue].Hosts
 	n := len(c.Hosts)
 	if hosts != nil {
@@ -159,6 +160,20 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 		h := cluster.HostID(i)
 		if hosts != nil {
 			h = hosts[i]
+		}
+		if plain {
+			// A request with no select[], rusage[] or limits: a host is
+			// closed, full, or can take its free slots.
+			switch free := st.FreeSlots(h); {
+			case r.hostState[h] != framework.None:
+				d.counts = addHostReason(d.counts, reasonKey{r.hostState[h], -1}, 1)
+			case free == 0:
+				d.counts = addHostReason(d.counts, reasonKey{framework.HostNotEnoughSlots, -1}, 1)
+			default:
+				d.anyUsable = true
+				sc.sums[0] += free
+			}
+			continue
 		}
 		best, usable := reasonKey{detail: -1}, false
 		for k, ai := range sc.alts {
@@ -231,6 +246,32 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 		}
 	}
 	return d
+}
+
+// plain reports whether job's request is one simple term with no select[],
+// rusage[] or shared needs, and no preparer (limit) takes part: a host then
+// takes as many of its tasks as it has free slots, if it is open.
+func (r *Runner) plain(job *framework.Job) bool {
+	if len(r.preparers) > 0 || len(job.Req.Alts) != 1 || len(job.Req.Alts[0].Terms) != 1 || len(job.Req.Alts[0].Shared) > 0 {
+		return false
+	}
+	t := &job.Req.Alts[0].Terms[0]
+	return t.Select.All() && len(t.PerSlot) == 0
+}
+
+// FitsNowPlain answers "would job fit now?" without a host walk when it
+// can: for a plain request without span[] or same[] on a queue without a
+// host list, in a cluster with every host open, the job fits iff the free
+// slots add up to its minimum task count. known is false otherwise.
+func (r *Runner) FitsNowPlain(job *framework.Job) (fits, known bool) {
+	if job.Req == nil || !r.allOpen || !r.plain(job) || r.view.Cluster.Queues[job.Spec.Queue].Hosts != nil {
+		return false, false
+	}
+	t := &job.Req.Alts[0].Terms[0]
+	if len(t.Same) > 0 || (t.Span.Kind != resreq.SpanNone && t.Span.Kind != resreq.SpanHostsAny) {
+		return false, false
+	}
+	return r.view.State.TotalFreeSlots() >= job.Spec.TasksMin, true
 }
 
 // diagScratch holds diagnose's buffers between calls.

@@ -16,6 +16,7 @@ import (
 type projection struct {
 	live   *cluster.State
 	events []event // by time; at equal times releases before takes
+	starts int     // reservation starts among the events
 }
 
 // event is a change of the projected state at a time.
@@ -32,6 +33,7 @@ type event struct {
 func (p *projection) reset(live *cluster.State) {
 	p.live = live
 	p.events = p.events[:0]
+	p.starts = 0
 }
 
 func (p *projection) add(e event) {
@@ -62,6 +64,7 @@ func (p *projection) ending(at int64, alloc *cluster.JobAlloc) {
 // reserve adds a reservation holding alloc over [start, end).
 func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
 	n := alloc.Slots()
+	p.starts++
 	p.add(event{at: start, start: true, res: true, resEnd: end, alloc: alloc, slots: n})
 	if end < never {
 		p.add(event{at: end, release: true, res: true, resEnd: end, alloc: alloc, slots: n})
@@ -128,14 +131,37 @@ func (p *projection) startsBefore(i int, end int64) bool {
 // minFreeSlots returns the least total of free slots over [t, end), from
 // the event deltas alone: a cheap necessary condition for a job to fit.
 func (p *projection) minFreeSlots(t, end int64) int {
-	free := p.live.TotalFreeSlots()
-	i := 0
-	for ; i < len(p.events) && p.events[i].at <= t; i++ {
-		free += p.events[i].delta()
+	var sc slotScan
+	sc.reset(p)
+	return sc.least(t, end)
+}
+
+// slotScan answers minFreeSlots for increasing t without rescanning the
+// events before t.
+type slotScan struct {
+	p    *projection
+	i    int // events[:i] are at or before the last t
+	free int // total free slots at the last t
+}
+
+func (sc *slotScan) reset(p *projection) {
+	sc.p, sc.i, sc.free = p, 0, p.live.TotalFreeSlots()
+}
+
+// least returns the least total of free slots over [t, end); t must not
+// decrease between calls.
+func (sc *slotScan) least(t, end int64) int {
+	ev := sc.p.events
+	for ; sc.i < len(ev) && ev[sc.i].at <= t; sc.i++ {
+		sc.free += ev[sc.i].delta()
 	}
-	least := free
-	for ; i < len(p.events) && p.events[i].at < end; i++ {
-		free += p.events[i].delta()
+	least := sc.free
+	if sc.p.starts == 0 {
+		return least // only releases ahead: free slots never shrink
+	}
+	free := sc.free
+	for j := sc.i; j < len(ev) && ev[j].at < end; j++ {
+		free += ev[j].delta()
 		least = min(least, free)
 	}
 	return least

@@ -29,6 +29,7 @@ type Runner struct {
 	preparers []framework.Preparer
 	empty     *cluster.State     // the cluster with nothing running, for BadRequest
 	hostState []framework.Reason // per host: None when open, else HostClosed or HostUnavail
+	allOpen   bool               // every host is open
 
 	// Per attempt.
 	req      framework.AllocRequest
@@ -100,6 +101,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		sigs:      map[string]int32{},
 	}
 	r.classified = true
+	r.allOpen = !slices.ContainsFunc(hostState, func(x framework.Reason) bool { return x != framework.None })
 	for _, p := range preparers {
 		if jp, ok := p.(framework.JobPreparer); ok {
 			r.jobPreparers = append(r.jobPreparers, jp)
