@@ -24,10 +24,10 @@ type dispatcher struct {
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
 	proj    projection
-	win     *cluster.State // the window being planned in
-	tmp     *cluster.State // scratch for windows
-	planner *Runner        // runs over win
-	times   []int64        // scratch: candidate times
+	win     *cluster.State   // the window being planned in
+	tmp     *cluster.State   // scratch for windows
+	planner *Runner          // runs over win
+	times   []int64          // scratch: candidate times
 	order   []cluster.HostID // scratch: a walk order
 	mark    []bool           // scratch: per host
 	busy    map[cluster.QueueID][]cluster.HostID
