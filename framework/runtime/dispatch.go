@@ -211,13 +211,12 @@ func (d *dispatcher) setup() {
 		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
 	}
 	d.proj.reset(d.s.State)
-	running := slices.Clone(d.s.running)
-	slices.SortFunc(running, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(expectedEnd(a, d.now), expectedEnd(b, d.now)), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
-	for _, j := range running {
-		d.proj.ending(expectedEnd(j, d.now), j.Alloc)
+	for _, j := range d.s.running {
+		if at := expectedEnd(j, d.now); at < never {
+			d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
+		}
 	}
+	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	clear(d.busy)
 }
 
@@ -236,6 +235,33 @@ func minTasks(job *framework.Job) int {
 		n = min(n, k)
 	}
 	return n
+}
+
+// countingSortByFree sorts hosts by free slots, ascending, stably: a
+// counting sort when slot counts are small, else a stable sort.
+func countingSortByFree(hs []cluster.HostID, st *cluster.State) []cluster.HostID {
+	most := 0
+	for _, h := range hs {
+		most = max(most, st.FreeSlots(h))
+	}
+	if most > 4096 || most < 0 {
+		slices.SortStableFunc(hs, func(a, b cluster.HostID) int { return cmp.Compare(st.FreeSlots(a), st.FreeSlots(b)) })
+		return hs
+	}
+	count := make([]int, most+2)
+	for _, h := range hs {
+		count[max(st.FreeSlots(h), 0)+1]++
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	out := make([]cluster.HostID, len(hs))
+	for _, h := range hs {
+		k := max(st.FreeSlots(h), 0)
+		out[count[k]] = h
+		count[k]++
+	}
+	return out
 }
 
 // reservedFirst returns queue q's hosts in order base (nil: host order),
@@ -277,10 +303,7 @@ func (d *dispatcher) busyFirst(q cluster.QueueID) []cluster.HostID {
 		return hs
 	}
 	v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
-	hs := v.Hosts(q)
-	slices.SortStableFunc(hs, func(a, b cluster.HostID) int {
-		return cmp.Compare(d.s.State.FreeSlots(a), d.s.State.FreeSlots(b))
-	})
+	hs := countingSortByFree(v.Hosts(q), d.s.State)
 	if d.busy == nil {
 		d.busy = map[cluster.QueueID][]cluster.HostID{}
 	}

@@ -28,6 +28,7 @@ type event struct {
 	resEnd  int64
 	alloc   *cluster.JobAlloc
 	slots   int
+	id      cluster.JobID // a running job's, for a stable order of equal ends
 }
 
 func (p *projection) reset(live *cluster.State) {
