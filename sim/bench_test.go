@@ -2,13 +2,11 @@ package sim_test
 
 import (
 	"context"
-	"math"
 	"path/filepath"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework/plugins"
-	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/sim"
 )
 
@@ -25,15 +23,9 @@ func replayKTH(tb testing.TB, b *testing.B, policy cluster.Policy) sim.Summary {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
-		if err != nil {
+		if _, _, sum, err = sim.Replay(context.Background(), prep, plugins.NewInTreeRegistry(), nil); err != nil {
 			tb.Fatal(err)
 		}
-		rec := sim.NewRecorder(s)
-		if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: rec.Observe}); err != nil {
-			tb.Fatal(err)
-		}
-		sum = sim.Summarize(s, rec, prep.TotalSlots)
 	}
 	if b == nil {
 		run()

@@ -1,16 +1,12 @@
 package sim_test
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
-	"github.com/xce-sched/xce/framework/plugins"
-	"github.com/xce-sched/xce/framework/runtime"
-	"github.com/xce-sched/xce/sim"
 )
 
 // traceDir finds ../shared/traces (or $XCE_TRACES).
@@ -33,26 +29,9 @@ func traceDir(t testing.TB) string {
 // slowdown (τ = 10 s) of 6,815 and 6,819 on this file, and utilization
 // 0.685 (issue 5): xce must be within 1% and ±0.005.
 func TestKTHFCFS(t *testing.T) {
-	w, skipped, err := sim.ReadSWF(filepath.Join(traceDir(t), "KTH-SP2-1996-2.1-cln.filtered.swf"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prep, err := sim.Prepare(w, sim.Setup{Policy: cluster.PolicyFCFS, Clean: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := sim.NewRecorder(s)
-	if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: rec.Observe}); err != nil {
-		t.Fatal(err)
-	}
-	sum := sim.Summarize(s, rec, prep.TotalSlots)
-	if sum.Jobs != 28481 || sum.Rejected != 0 || sum.Unfinished != 0 || skipped != 0 || prep.Dropped != 0 || prep.TotalSlots != 100 {
-		t.Fatalf("jobs %d rejected %d unfinished %d skipped %d dropped %d slots %d; want all 28481 jobs on 100 slots",
-			sum.Jobs, sum.Rejected, sum.Unfinished, skipped, prep.Dropped, prep.TotalSlots)
+	sum := replayKTH(t, nil, cluster.PolicyFCFS)
+	if sum.Jobs != 28481 || sum.Rejected != 0 || sum.Unfinished != 0 {
+		t.Fatalf("jobs %d rejected %d unfinished %d; want all 28481", sum.Jobs, sum.Rejected, sum.Unfinished)
 	}
 	if math.Abs(sum.BSLDMean-6815)/6815 > 0.01 {
 		t.Errorf("bsld_mean %.2f, want within 1%% of 6815", sum.BSLDMean)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework/plugins"
-	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/sim"
 	"github.com/xce-sched/xce/workload/swf"
 )
@@ -37,15 +36,10 @@ func TestSimulateFCFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	_, _, got, err := sim.Replay(context.Background(), prep, plugins.NewInTreeRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := sim.NewRecorder(s)
-	if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: r.Observe}); err != nil {
-		t.Fatal(err)
-	}
-	got := sim.Summarize(s, r, prep.TotalSlots)
 	want := sim.Summary{Jobs: 3, Rejected: 1, Cycles: 7, MakespanS: 150, Utilization: 0.85,
 		WaitMeanS: 170.0 / 3, WaitMedianS: 80, WaitP95S: 90, ResponseMeanS: 325.0 / 3,
 		SlowdownMean: (1 + 2.8 + 17) / 3, BSLDMean: 4.1,

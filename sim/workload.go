@@ -2,12 +2,16 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/resreq"
 	"github.com/xce-sched/xce/workload/swf"
 )
@@ -146,4 +150,27 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Replay simulates a prepared workload to its end with the plugins of reg:
+// it builds the scheduler, runs every event (a zero-length job ends as it
+// starts), and summarizes. observe, when set, sees every cycle after the
+// recorder does.
+func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Observe) (*runtime.Scheduler, *Recorder, Summary, error) {
+	s, err := runtime.New(p.Cluster, runtime.Options{Registry: reg})
+	if err != nil {
+		return nil, nil, Summary{}, err
+	}
+	rec := NewRecorder(s)
+	obs := rec.Observe
+	if observe != nil {
+		obs = func(e *Event) {
+			rec.Observe(e)
+			observe(e)
+		}
+	}
+	if _, err := Run(ctx, s, Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: obs}); err != nil {
+		return nil, nil, Summary{}, err
+	}
+	return s, rec, Summarize(s, rec, p.TotalSlots), nil
 }

@@ -120,14 +120,8 @@ func (r *report) writeJSON(w io.Writer) error {
 		b.WriteString("\n  {")
 		fmt.Fprintf(&b, "\"id\": %d, \"state\": %s", j.ID, quoteJSON(j.State))
 		if j.State != "PEND" {
-			b.WriteString(", \"hosts\": {")
-			for k, h := range j.Hosts {
-				if k > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "%s: %d", quoteJSON(h.Host), h.Slots)
-			}
-			b.WriteString("}")
+			b.WriteString(", \"hosts\": ")
+			writeHostsJSON(&b, j.Hosts)
 			if r.times {
 				fmt.Fprintf(&b, ", \"start\": %d", j.Start)
 				if j.State == "DONE" {
@@ -141,14 +135,9 @@ func (r *report) writeJSON(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, ", \"message\": %s", quoteJSON(j.Text))
 			if j.Reserved != nil {
-				fmt.Fprintf(&b, ", \"reserved\": {\"start\": %d, \"hosts\": {", j.Reserved.Start)
-				for k, h := range j.Reserved.Hosts {
-					if k > 0 {
-						b.WriteString(", ")
-					}
-					fmt.Fprintf(&b, "%s: %d", quoteJSON(h.Host), h.Slots)
-				}
-				b.WriteString("}}")
+				fmt.Fprintf(&b, ", \"reserved\": {\"start\": %d, \"hosts\": ", j.Reserved.Start)
+				writeHostsJSON(&b, j.Reserved.Hosts)
+				b.WriteString("}")
 			}
 			if len(j.HostReasons) > 0 {
 				b.WriteString(", \"host_reasons\": {")
@@ -166,6 +155,18 @@ func (r *report) writeJSON(w io.Writer) error {
 	b.WriteString("\n]}\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeHostsJSON writes {"host": slots, ...} in the given order.
+func writeHostsJSON(b *bytes.Buffer, hosts []hostSlots) {
+	b.WriteString("{")
+	for k, h := range hosts {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s: %d", quoteJSON(h.Host), h.Slots)
+	}
+	b.WriteString("}")
 }
 
 func quoteJSON(s string) string {

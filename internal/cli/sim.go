@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -92,23 +91,18 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	s, err := runtime.New(prep.Cluster, runtime.Options{Registry: plugins.NewInTreeRegistry()})
-	if err != nil {
-		return badInput(err)
-	}
-	rec := sim.NewRecorder(s)
-	observe := rec.Observe
-	if bar := progressBar(cmd.ErrOrStderr(), len(s.Jobs)); bar != nil {
-		observe = func(e *sim.Event) {
-			rec.Observe(e)
-			_ = bar.Add(len(e.Ended))
-		}
+	var progress sim.Observe
+	if bar := progressBar(cmd.ErrOrStderr(), len(prep.Cluster.Jobs)); bar != nil {
+		progress = func(e *sim.Event) { _ = bar.Add(len(e.Ended)) }
 		defer func() { _ = bar.Finish() }()
 	}
-	if _, err := sim.Run(cmd.Context(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: observe}); err != nil {
-		return err
+	s, rec, sum, err := sim.Replay(cmd.Context(), prep, plugins.NewInTreeRegistry(), progress)
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return err // interrupted: a runtime failure
+		}
+		return badInput(err) // the scheduler refused the cluster's configuration
 	}
-	sum := sim.Summarize(s, rec, prep.TotalSlots)
 	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policyName(prep.Cluster),
 		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped, SkippedLines: skipped}
 	if f.out != "" {
