@@ -52,8 +52,8 @@ type Scheduler struct {
 
 // Options configures a Scheduler.
 type Options struct {
-	// Registry supplies the plugins by name: "seqjob", "parjob" and each
-	// queue's picker.
+	// Registry supplies the plugins by name: "seqjob", "parjob", each
+	// queue's policy and picker, and "limit" when the cluster has limits.
 	Registry framework.Registry
 	// Committer persists allocations; nil means a new MemCommitter.
 	Committer framework.Committer
