@@ -100,16 +100,14 @@ func (p *projection) at(st *cluster.State, t int64) int {
 // times resources shrink). tmp is scratch.
 func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 	i := p.at(dst, t)
-	copied := false
-	for ; i < len(p.events) && p.events[i].at < end; i++ {
+	last := p.lastStart(i, end)
+	if last < 0 {
+		return // no reservation starts inside: the state at t holds throughout
+	}
+	tmp.CopyFrom(dst)
+	// Events after the last start cannot lower anything: stop there.
+	for ; i <= last; i++ {
 		e := &p.events[i]
-		if !copied {
-			if !p.startsBefore(i, end) {
-				return // no reservation starts inside: the state at t holds throughout
-			}
-			tmp.CopyFrom(dst)
-			copied = true
-		}
 		apply(tmp, e)
 		if e.start {
 			// Only the reservation's hosts (and shared resources and
@@ -119,14 +117,19 @@ func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 	}
 }
 
-// startsBefore reports whether a reservation starts in events[i:] before end.
-func (p *projection) startsBefore(i int, end int64) bool {
+// lastStart returns the index of the last reservation start in events[i:]
+// before end, or -1.
+func (p *projection) lastStart(i int, end int64) int {
+	last := -1
+	if p.starts == 0 {
+		return last
+	}
 	for ; i < len(p.events) && p.events[i].at < end; i++ {
 		if p.events[i].start {
-			return true
+			last = i
 		}
 	}
-	return false
+	return last
 }
 
 // minFreeSlots returns the least total of free slots over [t, end), from
