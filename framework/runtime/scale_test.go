@@ -1,0 +1,144 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins"
+	xrt "github.com/xce-sched/xce/framework/runtime"
+	ct "github.com/xce-sched/xce/internal/clustertest"
+)
+
+// mixedCluster: 10,000 hosts × 32 slots (64 GB each), a license pool, a
+// per-user slot limit, and 100,000 pending jobs: 80% single-slot, 20%
+// parallel (half span[ptile=8] of 16–64 tasks, half compound), 10% with a
+// license, 100 users.
+func mixedCluster(policy cluster.Policy) *cluster.Cluster {
+	spec := ct.Spec{
+		Shared: []cluster.Shared{{Name: "lic", Total: 5000}},
+		Queues: []cluster.Queue{{Name: "normal", Policy: policy, Picker: "priority"}},
+		Limits: []cluster.Limit{{Name: "per_user", Users: cluster.Consumers{All: true, PerConsumer: true}, Slots: 4000, Jobs: -1}},
+	}
+	for i := range 10000 {
+		spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%05d", i), Slots: 32, Mem: 64000, Type: "X86_64"})
+	}
+	for i := range 100000 {
+		j := ct.Job{ID: cluster.JobID(i + 1), User: fmt.Sprintf("u%d", i%100), Submit: int64(i / 100), Min: 1, Runtime: 3600, Estimate: 7200}
+		switch {
+		case i%10 == 9:
+			j.Min, j.ResReq = 16<<(i%3), "span[ptile=8] rusage[mem=1000]"
+		case i%10 == 8:
+			j.Min, j.ResReq = 24, "8*{rusage[mem=4000]} + 16*{span[ptile=16]}"
+		case i%10 == 3:
+			j.ResReq = "rusage[mem=1000:lic=1]"
+		default:
+			j.ResReq = "rusage[mem=1000]"
+		}
+		spec.Jobs = append(spec.Jobs, j)
+	}
+	return ct.Build(spec)
+}
+
+// benchMixed times one cycle over the mixed cluster and reports the rate
+// of single-slot and of parallel placements.
+func benchMixed(b *testing.B, policy cluster.Policy) {
+	c := mixedCluster(policy)
+	b.ReportAllocs()
+	var seq, par int
+	for b.Loop() {
+		b.StopTimer()
+		s, err := xrt.New(c, xrt.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		jobs, err := s.Cycle(context.Background(), 1<<40)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		seq, par = 0, 0
+		for _, j := range jobs {
+			if j.State == framework.Running {
+				if j.Spec.TasksMax == 1 {
+					seq++
+				} else {
+					par++
+				}
+			}
+		}
+		b.StartTimer()
+	}
+	secs := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(seq), "seq-placed")
+	b.ReportMetric(float64(par), "par-placed")
+	b.ReportMetric(float64(seq+par)/secs, "jobs/s")
+}
+
+// BenchmarkMixedCycleFCFS and BenchmarkMixedCycleEASY: one cycle of the
+// issue-7 mixed workload (10,000 hosts × 32 slots, 100,000 pending jobs).
+func BenchmarkMixedCycleFCFS(b *testing.B) { benchMixed(b, cluster.PolicyFCFS) }
+func BenchmarkMixedCycleEASY(b *testing.B) { benchMixed(b, cluster.PolicyEASY) }
+
+// BenchmarkGiantJob: one 77,000-task job on 93,000 single-slot hosts (the
+// size of the largest jobs in the CEA Curie log); target under 50 ms.
+func BenchmarkGiantJob(b *testing.B) {
+	spec := ct.Spec{}
+	for i := range 93000 {
+		spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("n%05d", i), Slots: 1, Mem: -1})
+	}
+	spec.Jobs = []ct.Job{{ID: 1, Min: 77000}}
+	c := ct.Build(spec)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s, err := xrt.New(c, xrt.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		jobs, err := s.Cycle(context.Background(), 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if jobs[0].State != framework.Running || jobs[0].Alloc.Slots() != 77000 {
+			b.Fatal("the giant job was not placed")
+		}
+	}
+}
+
+// BenchmarkStatePerPendingJob reports the bytes of scheduler state per
+// pending job: heap in use after building a scheduler over 100,000
+// pending jobs, less the same without jobs, over the job count (target
+// ≤ 256 bytes; the cluster's own job records from the scenario are not
+// counted, as they are the input).
+func BenchmarkStatePerPendingJob(b *testing.B) {
+	c := mixedCluster(cluster.PolicyFCFS)
+	empty := *c
+	empty.Jobs = nil
+	heap := func(c *cluster.Cluster) (uint64, *xrt.Scheduler) {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		s, err := xrt.New(c, xrt.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		return m1.HeapAlloc - m0.HeapAlloc, s
+	}
+	var per float64
+	for b.Loop() {
+		base, s0 := heap(&empty)
+		full, s1 := heap(c)
+		per = float64(full-base) / float64(len(c.Jobs))
+		runtime.KeepAlive(s0)
+		runtime.KeepAlive(s1)
+	}
+	b.ReportMetric(per, "B/pending-job")
+}
