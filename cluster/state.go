@@ -44,6 +44,7 @@ type State struct {
 	// base is the state this one was derived from (a projection): counters
 	// created there after the derivation appear here, unused, on first use.
 	base *State
+	sync syncState // change tracking between a base and its derived states
 }
 
 // CounterID identifies a counter of State: one resource of one limit
@@ -113,6 +114,7 @@ func (s *State) SharedFree(id SharedID) float64 { return s.sharedFree[id] }
 // Reserve takes what a holds on its host: slots, consumables and limit
 // counters.
 func (s *State) Reserve(a *HostAlloc) {
+	s.touch(a.Host)
 	v := s.vals[int(a.Host)*s.ncols:]
 	v[ColSlots] -= float64(a.Slots)
 	s.freeSlots -= a.Slots
@@ -126,6 +128,7 @@ func (s *State) Reserve(a *HostAlloc) {
 
 // Release gives back what Reserve(a) took.
 func (s *State) Release(a *HostAlloc) {
+	s.touch(a.Host)
 	v := s.vals[int(a.Host)*s.ncols:]
 	v[ColSlots] += float64(a.Slots)
 	s.freeSlots += a.Slots
@@ -167,74 +170,6 @@ func (s *State) counter(id CounterID) *Counter {
 		s.counters = append(s.counters, c)
 	}
 	return &s.counters[id]
-}
-
-// Derive returns a copy of s for projections (backfill reservations): it
-// shares nothing with s, and sees limit counters that s creates later.
-func (s *State) Derive() *State {
-	d := s.Clone()
-	d.base = s
-	return d
-}
-
-// CopyFrom makes s a copy of o (both of the same cluster), reusing s's
-// buffers. s keeps its base.
-func (s *State) CopyFrom(o *State) {
-	s.vals = append(s.vals[:0], o.vals...)
-	s.sharedFree = append(s.sharedFree[:0], o.sharedFree...)
-	s.counters = append(s.counters[:0], o.counters...)
-	s.freeSlots = o.freeSlots
-}
-
-// MinWithAlloc is MinWith restricted to what alloc touches: its hosts'
-// vectors, its shared resources and its counters.
-func (s *State) MinWithAlloc(o *State, a *JobAlloc) {
-	for _, h := range a.Hosts {
-		lo := int(h.Host) * s.ncols
-		mine, theirs := s.vals[lo:lo+s.ncols], o.vals[lo:lo+s.ncols]
-		before := mine[ColSlots]
-		for i, v := range theirs {
-			if v < mine[i] {
-				mine[i] = v
-			}
-		}
-		s.freeSlots += int(mine[ColSlots] - before)
-		for _, c := range h.Counters {
-			if oc := o.counter(c.Counter); oc.Used > s.counter(c.Counter).Used {
-				s.counter(c.Counter).Used = oc.Used
-			}
-		}
-	}
-	for _, sh := range a.Shared {
-		if v := o.sharedFree[sh.Shared]; v < s.sharedFree[sh.Shared] {
-			s.sharedFree[sh.Shared] = v
-		}
-	}
-}
-
-// MinWith lowers every free amount of s to o's where o's is smaller (for
-// counters: raises Used to o's): s becomes what is free at both times, the
-// projection over a time window. Both must be of the same cluster.
-func (s *State) MinWith(o *State) {
-	for i, v := range o.vals {
-		if v < s.vals[i] {
-			s.vals[i] = v
-		}
-	}
-	s.freeSlots = 0
-	for h := range s.c.Hosts {
-		s.freeSlots += s.FreeSlots(HostID(h))
-	}
-	for i, v := range o.sharedFree {
-		if v < s.sharedFree[i] {
-			s.sharedFree[i] = v
-		}
-	}
-	for i := range o.counters {
-		if c := s.counter(CounterID(i)); o.counters[i].Used > c.Used {
-			c.Used = o.counters[i].Used
-		}
-	}
 }
 
 // NumCounters returns how many counters exist.

@@ -104,7 +104,7 @@ func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 	if last < 0 {
 		return // no reservation starts inside: the state at t holds throughout
 	}
-	tmp.CopyFrom(dst)
+	p.at(tmp, t) // dst before any minimum
 	// Events after the last start cannot lower anything: stop there.
 	for ; i <= last; i++ {
 		e := &p.events[i]

@@ -1,0 +1,116 @@
+package cluster
+
+// Derived states are the scratch states of projections (backfilling plans
+// the future on them, many times per cycle). Copying a whole state per plan
+// costs O(hosts), which at 10,000 hosts dominates; instead, a base state
+// logs the hosts it changes, a derived state remembers the hosts it changed
+// itself, and CopyFrom(base) copies only those rows.
+
+// syncState is the change tracking of a state: on a base, the log of hosts
+// it changed since the log's generation began; on a derived state, its own
+// changed hosts and how far into its base's log it is synced.
+type syncState struct {
+	// Base side.
+	log    []HostID
+	logGen int
+	logged bool // some state was derived from this one: keep a log
+
+	// Derived side.
+	dirty   []HostID
+	isDirty []bool
+	gen     int // the base log generation this state is synced to; -1: not synced
+	pos     int // the base log position it is synced to
+}
+
+// touch records that host h's row changed.
+func (s *State) touch(h HostID) {
+	y := &s.sync
+	if y.logged {
+		if len(y.log) >= 4*len(s.c.Hosts)+64 {
+			// Derived states this far behind copy everything anyway.
+			y.log, y.logGen = y.log[:0], y.logGen+1
+		}
+		y.log = append(y.log, h)
+	}
+	if y.isDirty != nil && !y.isDirty[h] {
+		y.isDirty[h] = true
+		y.dirty = append(y.dirty, h)
+	}
+}
+
+// Derive returns a copy of s for projections (backfill reservations): it
+// shares nothing with s, sees limit counters that s creates later, and
+// re-syncs with s cheaply (CopyFrom copies only the rows that changed on
+// either side).
+func (s *State) Derive() *State {
+	s.sync.logged = true
+	d := s.Clone()
+	d.base = s
+	d.sync.isDirty = make([]bool, len(s.c.Hosts))
+	d.sync.gen, d.sync.pos = s.sync.logGen, len(s.sync.log)
+	return d
+}
+
+// CopyFrom makes s a copy of o (both of the same cluster), reusing s's
+// buffers. s keeps its base. When o is s's base and s is synced with it,
+// only the rows either changed since are copied.
+func (s *State) CopyFrom(o *State) {
+	y := &s.sync
+	if o == s.base && y.isDirty != nil && y.gen == o.sync.logGen {
+		for _, h := range y.dirty {
+			s.copyRow(o, h)
+			y.isDirty[h] = false
+		}
+		for _, h := range o.sync.log[y.pos:] {
+			s.copyRow(o, h)
+		}
+	} else {
+		s.vals = append(s.vals[:0], o.vals...)
+		for _, h := range y.dirty {
+			y.isDirty[h] = false
+		}
+	}
+	y.dirty = y.dirty[:0]
+	y.gen, y.pos = -1, 0
+	if o == s.base {
+		y.gen, y.pos = o.sync.logGen, len(o.sync.log)
+	}
+	s.sharedFree = append(s.sharedFree[:0], o.sharedFree...)
+	s.counters = append(s.counters[:0], o.counters...)
+	s.freeSlots = o.freeSlots
+}
+
+func (s *State) copyRow(o *State, h HostID) {
+	lo := int(h) * s.ncols
+	copy(s.vals[lo:lo+s.ncols], o.vals[lo:lo+s.ncols])
+}
+
+// MinWithAlloc lowers s's free amounts to o's, where o's are smaller, on
+// what alloc touches: its hosts' vectors, its shared resources and its
+// counters (for counters: raises Used). It is how a projection takes the
+// least free over a time window: only a reservation's hosts shrink at its
+// start. Both must be of the same cluster.
+func (s *State) MinWithAlloc(o *State, a *JobAlloc) {
+	for _, h := range a.Hosts {
+		s.touch(h.Host)
+		lo := int(h.Host) * s.ncols
+		mine, theirs := s.vals[lo:lo+s.ncols], o.vals[lo:lo+s.ncols]
+		before := mine[ColSlots]
+		for i, v := range theirs {
+			if v < mine[i] {
+				mine[i] = v
+			}
+		}
+		s.freeSlots += int(mine[ColSlots] - before)
+		for _, c := range h.Counters {
+			if oc := o.counter(c.Counter); oc.Used > s.counter(c.Counter).Used {
+				s.counter(c.Counter).Used = oc.Used
+			}
+		}
+	}
+	for _, sh := range a.Shared {
+		if v := o.sharedFree[sh.Shared]; v < s.sharedFree[sh.Shared] {
+			s.sharedFree[sh.Shared] = v
+		}
+	}
+}
