@@ -28,6 +28,11 @@ type Dispatcher interface {
 	// StartsNow is Earliest limited to Now: whether job fits now for its
 	// whole estimated run, given the reservations.
 	StartsNow(job *Job) (r Reservation, ok bool)
+	// TryStart starts job now if it fits now for its whole estimated run,
+	// given the reservations; otherwise it records why it pends, as Block
+	// does. When no reservation takes anything during the job's estimated
+	// run, this is one plain attempt of the runner.
+	TryStart(job *Job) (started bool, err error)
 	// Start places job now with r.Alloc, which Earliest or StartsNow found
 	// at Now.
 	Start(job *Job, r Reservation) error

@@ -169,6 +169,26 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	return framework.Reservation{}, false
 }
 
+// TryStart implements framework.Dispatcher.
+func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
+	if job.Req == nil {
+		return d.Allocate(job)
+	}
+	d.setup()
+	sticky := d.sticky && d.prev[job] != nil
+	if !sticky && !d.proj.reservedDuring(d.now, satAdd(d.now, estimate(job))) {
+		// Nothing reserved shrinks the window: the live state now is its
+		// least, and the live runner (with its cursors and cache) decides.
+		// (A job with a sticky reservation plans instead, to start on its
+		// reserved hosts, which later reservations rely on.)
+		return d.Allocate(job)
+	}
+	if r, ok := d.StartsNow(job); ok {
+		return true, d.Start(job, r)
+	}
+	return false, d.Block(job)
+}
+
 // StartsNow implements framework.Dispatcher: Earliest limited to now.
 func (d *dispatcher) StartsNow(job *framework.Job) (framework.Reservation, bool) {
 	if job.Req == nil {

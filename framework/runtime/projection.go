@@ -117,6 +117,24 @@ func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 	}
 }
 
+// reservedDuring reports whether a reservation holds anything during
+// [t, end): one active at t, or one starting inside.
+func (p *projection) reservedDuring(t, end int64) bool {
+	if p.starts == 0 {
+		return false
+	}
+	for i := range p.events {
+		e := &p.events[i]
+		if e.at >= end {
+			break
+		}
+		if e.start && e.resEnd > t {
+			return true
+		}
+	}
+	return false
+}
+
 // lastStart returns the index of the last reservation start in events[i:]
 // before end, or -1.
 func (p *projection) lastStart(i int, end int64) int {

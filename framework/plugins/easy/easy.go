@@ -61,13 +61,7 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 			}
 			continue
 		}
-		if r, ok := d.StartsNow(job); ok {
-			if err := d.Start(job, r); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := d.Block(job); err != nil {
+		if _, err := d.TryStart(job); err != nil {
 			return err
 		}
 	}
