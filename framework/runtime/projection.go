@@ -1,8 +1,8 @@
 package runtime
 
 import (
-	"cmp"
 	"slices"
+	"sort"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -38,12 +38,15 @@ func (p *projection) reset(live *cluster.State) {
 }
 
 func (p *projection) add(e event) {
-	i, _ := slices.BinarySearchFunc(p.events, e, func(x, y event) int {
-		if c := cmp.Compare(x.at, y.at); c != 0 {
-			return c
+	// After every event that sorts before or with e (times ascending,
+	// releases first so that [start, end) intervals abut): appending is the
+	// common case.
+	i := sort.Search(len(p.events), func(i int) bool {
+		x := &p.events[i]
+		if x.at != e.at {
+			return x.at > e.at
 		}
-		// Releases first, so that [start, end) intervals abut.
-		return cmp.Compare(boolInt(!x.release), boolInt(!y.release))
+		return boolInt(!x.release) > boolInt(!e.release)
 	})
 	p.events = slices.Insert(p.events, i, e)
 }
