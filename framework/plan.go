@@ -98,10 +98,12 @@ type Preparer interface {
 
 // JobPreparer is an optional Preparer capability: the job-level pass, run
 // once per alternative before any host is looked at. tasks is the
-// alternative's smallest task count. It returns None, or a main reason
-// (LimitReached) and its detail when the job cannot run at all now.
+// alternative's smallest task count; view is the state the runner works on
+// (the live one, or a projection when planning a reservation). It returns
+// None, or a main reason (LimitReached) and its detail when the job cannot
+// run at all in that state.
 type JobPreparer interface {
-	PrepareJob(job *Job, alt *Alternative, tasks int) (Reason, int32)
+	PrepareJob(job *Job, alt *Alternative, tasks int, view *View) (Reason, int32)
 }
 
 // Classifier is an optional Preparer capability: it names the part of a

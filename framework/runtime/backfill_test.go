@@ -106,6 +106,19 @@ func TestBackfillSchedules(t *testing.T) {
 			want: []string{"RUN@0 h1*1", "PEND SharedResource reserved@100 h1*1", "PEND Priority", "RUN@0 h1*1"},
 		},
 		{
+			// alice may hold 2 slots (per-user limit) and holds them until
+			// 100: her next job is reserved at 100, when the limit frees up
+			// in the projection; bob's job runs now.
+			name: "a limit-blocked head gets a reservation",
+			spec: ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 8, Mem: -1}},
+				Limits: []cluster.Limit{{Name: "two_each", Users: cluster.Consumers{All: true, PerConsumer: true}, Slots: 2, Jobs: -1}},
+				Jobs: []ct.Job{
+					{ID: 1, User: "alice", Min: 2, Runtime: 100, Estimate: 100, Running: map[string]int{"h1": 2}},
+					{ID: 2, User: "alice", Min: 1, Runtime: 50, Estimate: 50}, {ID: 3, User: "bob", Min: 1, Runtime: 50, Estimate: 50}}},
+			policy: cluster.PolicyEASY, until: 0,
+			want:   []string{"RUN@0 h1*2", "PEND LimitReached reserved@100 h1*1", "RUN@0 h1*1"},
+		},
+		{
 			// h1 is full until 100 (A); B needs all 4 slots: reserved at 100.
 			// C and D (1 slot, 50 s) end before 100 and take h2's two slots;
 			// E finds no free slot.

@@ -248,7 +248,7 @@ func (r *Runner) prepareJob(job *framework.Job) {
 				}
 			}
 			for _, p := range r.jobPreparers {
-				if reason, detail := p.PrepareJob(job, alt, tasks); reason != framework.None {
+				if reason, detail := p.PrepareJob(job, alt, tasks, &r.view); reason != framework.None {
 					veto = reasonKey{reason, detail}
 					break
 				}

@@ -241,9 +241,10 @@ func (p *Plugin) Class(job *framework.Job) int32 {
 // PrepareJob implements framework.JobPreparer. For every limit that
 // applies to job on all hosts (no hosts consumer) and is not per host, it
 // checks that the alternative's smallest placement (tasks slots, their
-// per-slot rusage, one job, the shared rusage) still fits; else the job
-// pends with LimitReached naming the limit.
-func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, tasks int) (framework.Reason, int32) {
+// per-slot rusage, one job, the shared rusage) still fits the counters of
+// the view's state (live, or a projection); else the job pends with
+// LimitReached naming the limit.
+func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, tasks int, view *framework.View) (framework.Reason, int32) {
 	p.bind(job)
 	for _, a := range p.applied {
 		l := a.lim.lim
@@ -274,7 +275,7 @@ func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, task
 			case kindShared:
 				need = sharedAmount(alt, r.id)
 			}
-			if need > 0 && !cluster.Within(need, p.st.CounterFree(first+cluster.CounterID(k))) {
+			if need > 0 && !cluster.Within(need, view.State.CounterFree(first+cluster.CounterID(k))) {
 				return framework.LimitReached, a.lim.idx
 			}
 		}
