@@ -13,21 +13,22 @@ import (
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
 
-// mixedCluster: 10,000 hosts × 32 slots (64 GB each), a license pool, a
-// per-user slot limit, and 100,000 pending jobs: 80% single-slot, 20%
+// mixedCluster: 10,000 hosts × 32 slots (64 GB each), a license pool of
+// 5,000, a per-user limit of 8,000 slots, and 100,000 pending jobs of 100
+// users: 80% single-slot, 20%
 // parallel (half span[ptile=8] of 16–64 tasks, half compound), 10% with a
 // license, 100 users.
 func mixedCluster(policy cluster.Policy) *cluster.Cluster {
 	spec := ct.Spec{
 		Shared: []cluster.Shared{{Name: "lic", Total: 5000}},
 		Queues: []cluster.Queue{{Name: "normal", Policy: policy, Picker: "priority"}},
-		Limits: []cluster.Limit{{Name: "per_user", Users: cluster.Consumers{All: true, PerConsumer: true}, Slots: 4000, Jobs: -1}},
+		Limits: []cluster.Limit{{Name: "per_user", Users: cluster.Consumers{All: true, PerConsumer: true}, Slots: 8000, Jobs: -1}},
 	}
 	for i := range 10000 {
 		spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%05d", i), Slots: 32, Mem: 64000, Type: "X86_64"})
 	}
 	for i := range 100000 {
-		j := ct.Job{ID: cluster.JobID(i + 1), User: fmt.Sprintf("u%d", i%100), Submit: int64(i / 100), Min: 1, Runtime: 3600, Estimate: 7200}
+		j := ct.Job{ID: cluster.JobID(i + 1), User: fmt.Sprintf("u%d", i*37%100), Submit: int64(i / 100), Min: 1, Runtime: 3600, Estimate: 7200}
 		switch {
 		case i%10 == 9:
 			j.Min, j.ResReq = 16<<(i%3), "span[ptile=8] rusage[mem=1000]"
