@@ -56,7 +56,8 @@ func (s *State) Derive() *State {
 // only the rows either changed since are copied.
 func (s *State) CopyFrom(o *State) {
 	y := &s.sync
-	if o == s.base && y.isDirty != nil && y.gen == o.sync.logGen {
+	changed := len(y.dirty) + len(o.sync.log) - y.pos
+	if o == s.base && y.isDirty != nil && y.gen == o.sync.logGen && changed < len(s.c.Hosts)/4 {
 		for _, h := range y.dirty {
 			s.copyRow(o, h)
 			y.isDirty[h] = false

@@ -107,7 +107,7 @@ func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 	if last < 0 {
 		return // no reservation starts inside: the state at t holds throughout
 	}
-	p.at(tmp, t) // dst before any minimum
+	tmp.CopyFrom(dst) // the state at t, before any minimum
 	// Events after the last start cannot lower anything: stop there.
 	for ; i <= last; i++ {
 		e := &p.events[i]

@@ -36,16 +36,22 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 			}
 			continue
 		}
-		started, err := d.TryStart(job)
-		if err != nil {
-			return err
-		}
-		if started {
-			continue
-		}
-		// TryStart recorded why it pends; reserve its earliest start.
-		if r, ok := d.Earliest(job); ok && r.Start > d.Now() {
+		r, ok := d.Earliest(job)
+		switch {
+		case !ok:
+			// It can never run here: its own reason, no reservation.
+			if _, err := d.Allocate(job); err != nil {
+				return err
+			}
+		case r.Start == d.Now():
+			if err := d.Start(job, r); err != nil {
+				return err
+			}
+		default:
 			d.Reserve(job, r)
+			if err := d.Block(job); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
