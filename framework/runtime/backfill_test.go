@@ -116,7 +116,7 @@ func TestBackfillSchedules(t *testing.T) {
 					{ID: 1, User: "alice", Min: 2, Runtime: 100, Estimate: 100, Running: map[string]int{"h1": 2}},
 					{ID: 2, User: "alice", Min: 1, Runtime: 50, Estimate: 50}, {ID: 3, User: "bob", Min: 1, Runtime: 50, Estimate: 50}}},
 			policy: cluster.PolicyEASY, until: 0,
-			want:   []string{"RUN@0 h1*2", "PEND LimitReached reserved@100 h1*1", "RUN@0 h1*1"},
+			want: []string{"RUN@0 h1*2", "PEND LimitReached reserved@100 h1*1", "RUN@0 h1*1"},
 		},
 		{
 			// h1 is full until 100 (A); B needs all 4 slots: reserved at 100.
