@@ -51,6 +51,15 @@ func (s *State) Derive() *State {
 	return d
 }
 
+// Idle returns the state of s's cluster with nothing running and no limit
+// counter used, which still sees the counters s creates (unused). It is
+// the "could this ever run?" state.
+func (s *State) Idle() *State {
+	d := NewState(s.c)
+	d.base = s
+	return d
+}
+
 // CopyFrom makes s a copy of o (both of the same cluster), reusing s's
 // buffers. s keeps its base. When o is s's base and s is synced with it,
 // only the rows either changed since are copied.

@@ -144,4 +144,8 @@ type PendReasons struct {
 	// Shared lists the unmet shared resources (cluster.SharedID) when Main
 	// is SharedResource: one entry per unmet resource of the request.
 	Shared []int32
+	// Stuck: the job could not run even if every open host were idle and
+	// none of its limits used (always so for BadRequest). It holds no
+	// queue back under strict FCFS.
+	Stuck bool
 }

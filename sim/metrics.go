@@ -58,7 +58,8 @@ func (r *Recorder) Observe(e *Event) {
 		switch {
 		case j.State == framework.Running && j.Start == e.Now:
 			r.busy += j.Alloc.Slots()
-		case j.State == framework.Pending:
+		case j.State == framework.Pending && j.Reasons.Main != framework.BadRequest:
+			// Rejected jobs (BadRequest) are left out of the metrics.
 			r.counts[j.Reasons.Main]++
 			pending++
 		}

@@ -27,8 +27,8 @@ func rec(id, submit, procs, run, req int64) swf.Job {
 // (mean 108.33); bounded slowdowns 1, 140/50 = 2.8, 85/10 = 8.5 (mean 4.1);
 // makespan 150; utilization (2·100 + 50 + 5) / (2 · 150) = 0.85; cycles at
 // the 7 event times 0, 5, 10, 20, 100, 105, 150. Pending
-// time: job 2 NotEnoughSlots 90 s; job 3 Priority 80 s; job 4 BadRequest
-// from 5 to the end, 145 s.
+// time: job 2 NotEnoughSlots 90 s; job 3 Priority 80 s; job 4, rejected,
+// is left out (no BadRequest time).
 func TestSimulateFCFS(t *testing.T) {
 	w := &sim.Workload{Header: swf.Header{MaxNodes: 2, MaxProcs: 2, UnixStartTime: -1},
 		Jobs: []swf.Job{rec(1, 0, 2, 100, 200), rec(4, 5, 3, 10, 10), rec(2, 10, 1, 50, 60), rec(3, 20, 1, 5, 60)}}
@@ -43,13 +43,16 @@ func TestSimulateFCFS(t *testing.T) {
 	want := sim.Summary{Jobs: 3, Rejected: 1, Cycles: 7, MakespanS: 150, Utilization: 0.85,
 		WaitMeanS: 170.0 / 3, WaitMedianS: 80, WaitP95S: 90, ResponseMeanS: 325.0 / 3,
 		SlowdownMean: (1 + 2.8 + 17) / 3, BSLDMean: 4.1,
-		PendingByReasonS: map[string]float64{"NotEnoughSlots": 90, "Priority": 80, "BadRequest": 145}}
+		PendingByReasonS: map[string]float64{"NotEnoughSlots": 90, "Priority": 80}}
 	approx := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if got.Jobs != want.Jobs || got.Rejected != want.Rejected || got.Unfinished != 0 || got.MakespanS != want.MakespanS ||
 		!approx(got.Utilization, want.Utilization) || !approx(got.WaitMeanS, want.WaitMeanS) || got.WaitMedianS != want.WaitMedianS ||
 		got.WaitP95S != want.WaitP95S || !approx(got.ResponseMeanS, want.ResponseMeanS) || !approx(got.BSLDMean, want.BSLDMean) ||
 		!approx(got.SlowdownMean, want.SlowdownMean) || got.Cycles != want.Cycles {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if len(got.PendingByReasonS) != len(want.PendingByReasonS) {
+		t.Errorf("pending reasons %v, want %v", got.PendingByReasonS, want.PendingByReasonS)
 	}
 	for k, v := range want.PendingByReasonS {
 		if !approx(got.PendingByReasonS[k], v) {

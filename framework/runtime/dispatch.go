@@ -117,8 +117,14 @@ func (d *dispatcher) unchanged(job *framework.Job) bool {
 		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now)
 }
 
-// Hold implements framework.Dispatcher.
+// Hold implements framework.Dispatcher. A job that can never run gets its
+// BadRequest reason rather than Priority (a cached, host-free check), so
+// that it is counted as rejected wherever it stands in the queue.
 func (d *dispatcher) Hold(job *framework.Job) {
+	if note := d.s.runner.NeverFits(job); note != "" {
+		job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1, Note: note, Stuck: true}
+		return
+	}
 	job.Reasons = framework.PendReasons{Main: framework.Priority, Detail: -1}
 }
 

@@ -26,7 +26,7 @@ func (r *Runner) allVetoed() reasonKey {
 
 // pendBadRequest records that job's request can never run here.
 func (r *Runner) pendBadRequest(job *framework.Job, err error) {
-	job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1}
+	job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1, Stuck: true}
 	if err != nil {
 		job.Reasons.Note = err.Error()
 	}
@@ -76,9 +76,10 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 	pr := &job.Reasons
 	pr.Detail = -1
 	if note := r.neverFits(job); note != "" {
-		pr.Main, pr.Note = framework.BadRequest, note
+		pr.Main, pr.Note, pr.Stuck = framework.BadRequest, note, true
 		return
 	}
+	pr.Stuck = r.isStuck(job)
 	if veto := r.allVetoed(); veto.reason != framework.None {
 		pr.Main, pr.Detail = veto.reason, veto.detail
 		if veto.reason == framework.SharedResource {
@@ -333,7 +334,7 @@ type staticKey struct {
 func (r *Runner) neverFitsUncached(job *framework.Job) string {
 	why := ""
 	for ai := range job.Req.Alts {
-		altWhy, noMatch := r.altNeverFits(job, &job.Req.Alts[ai])
+		altWhy, noMatch := r.altNeverFits(job, &job.Req.Alts[ai], false)
 		if altWhy == "" && !noMatch {
 			return ""
 		}
@@ -344,12 +345,57 @@ func (r *Runner) neverFitsUncached(job *framework.Job) string {
 	return why
 }
 
-// altNeverFits checks one alternative against the idle cluster: shared
+// NeverFits returns why job can never run on this cluster (its BadRequest
+// note), or "".
+func (r *Runner) NeverFits(job *framework.Job) string {
+	if job.Req == nil {
+		if job.ReqErr != nil {
+			return job.ReqErr.Error()
+		}
+		return "no request"
+	}
+	return r.neverFits(job)
+}
+
+// isStuck reports whether job could not run even with every open host
+// idle and none of its limits used: each alternative fails on the open
+// hosts, or a limit's job-level pass refuses it with nothing used.
+func (r *Runner) isStuck(job *framework.Job) bool {
+	key := r.classOf(job)
+	if s, ok := r.stuck[key]; ok {
+		return s
+	}
+	idle := framework.View{Cluster: r.view.Cluster, State: r.empty}
+	stuck := true
+	for ai := range job.Req.Alts {
+		alt := &job.Req.Alts[ai]
+		if why, noMatch := r.altNeverFits(job, alt, true); why != "" || noMatch {
+			continue
+		}
+		tasks := minTasks(job)
+		vetoed := false
+		for _, p := range r.jobPreparers {
+			if reason, _ := p.PrepareJob(job, alt, tasks, &idle); reason != framework.None {
+				vetoed = true
+				break
+			}
+		}
+		if !vetoed {
+			stuck = false
+			break
+		}
+	}
+	r.stuck[key] = stuck
+	return stuck
+}
+
+// altNeverFits checks one alternative against the idle cluster (only its
+// open hosts when openOnly): shared
 // totals; per term, the matching hosts' capacity (slots bounded by per-slot
 // rusage) in all, on one host for span[hosts=1], and in hosts of ptile
 // tasks for span[ptile=N]; and enough distinct hosts for all terms (the
 // hosts of a plan are distinct). noMatch is set when a term matches no host.
-func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative) (why string, noMatch bool) {
+func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, openOnly bool) (why string, noMatch bool) {
 	c := r.view.Cluster
 	empty := framework.View{Cluster: c, State: r.empty}
 	q := job.Spec.Queue
@@ -369,7 +415,7 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative) (w
 		var caps []int
 		for h := range c.Hosts {
 			id := cluster.HostID(h)
-			if !c.QueueHasHost(q, id) || !t.Select.Match(r.empty.HostVals(id)) {
+			if !c.QueueHasHost(q, id) || !t.Select.Match(r.empty.HostVals(id)) || openOnly && r.hostState[id] != framework.None {
 				continue
 			}
 			matching++
@@ -418,7 +464,7 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative) (w
 			return fmt.Sprintf("needs %s, the matching hosts take %d in all%s", plural(need, "task"), total, bound), false
 		}
 	}
-	if nh := empty.NumHosts(q); len(alt.Terms) > 1 && minHosts > nh {
+	if nh := empty.NumHosts(q); len(alt.Terms) > 1 && minHosts > nh && !openOnly {
 		return fmt.Sprintf("the compound terms need %d distinct hosts, the queue has %d", minHosts, nh), false
 	}
 	return "", noMatch

@@ -45,6 +45,19 @@ func TestReviewRegressions(t *testing.T) {
 		{"fcfs does not wait behind a job that can never run", ct.Spec{Hosts: []ct.Host{h("h1", 4, -1, ""), h("h2", 4, -1, "")},
 			Queues: []cluster.Queue{{Name: "f", Policy: cluster.PolicyFCFS}},
 			Jobs:   []ct.Job{{ID: 1, Min: 100}, {ID: 2, Submit: 1, Min: 1}}}, []string{"BadRequest", "h1*1"}},
+		// Strict FCFS is not held by a job that could not run even with
+		// every open host idle: job 1 matches only the closed h2, job 3
+		// needs 6 slots where 4 are open; job 2 runs.
+		{"fcfs not held by jobs too big for the open hosts", ct.Spec{Hosts: []ct.Host{h("h1", 4, -1, ""), {Name: "h2", Slots: 4, Mem: -1, Status: cluster.HostClosed}},
+			Queues: []cluster.Queue{{Name: "f", Policy: cluster.PolicyFCFS}},
+			Jobs:   []ct.Job{{ID: 1, Min: 1, ResReq: "select[hname==h2]"}, {ID: 3, Min: 6}, {ID: 2, Submit: 1, Min: 1}}},
+			[]string{"NoHostMatch", "NotEnoughSlots", "h1*1"}},
+		// A job larger than its user's limit allows even with nothing used.
+		{"fcfs not held by a job over its limit", ct.Spec{Hosts: []ct.Host{h("h1", 8, -1, "")},
+			Queues: []cluster.Queue{{Name: "f", Policy: cluster.PolicyFCFS}},
+			Limits: []cluster.Limit{{Name: "two", Users: cluster.Consumers{All: true, PerConsumer: true}, Slots: 2, Jobs: -1}},
+			Jobs:   []ct.Job{{ID: 1, User: "a", Min: 3}, {ID: 2, User: "b", Submit: 1, Min: 1}}},
+			[]string{"LimitReached", "h1*1"}},
 		{"order[] sizes no-span buckets", ct.Spec{Hosts: []ct.Host{h("h1", 4, 1000, ""), h("h2", 2, 5000, ""), h("h3", 2, 9000, "")},
 			Jobs: []ct.Job{{ID: 1, Min: 3, ResReq: "order[-mem]"}}}, []string{"h2*1 h3*2"}},
 		{"decimal licenses add up", ct.Spec{Hosts: []ct.Host{h("h", 8, -1, "")}, Shared: []cluster.Shared{{Name: "lic", Total: 0.3}},

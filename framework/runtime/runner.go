@@ -62,8 +62,10 @@ type Runner struct {
 	// classes that pended.
 	cursor map[cursorKey]int
 	unsat  map[classKey]framework.PendReasons
-	// never caches neverFits, which depends on nothing that changes.
+	// never caches neverFits, which depends on nothing that changes; stuck
+	// caches stuck per class.
 	never map[staticKey]string
+	stuck map[classKey]bool
 	diag  diagScratch
 }
 
@@ -90,7 +92,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 	r := &Runner{
 		view:      framework.View{Cluster: c, State: s},
 		hostState: hostState,
-		empty:     cluster.NewState(c),
+		empty:     s.Idle(),
 		committer: committer,
 		preparers: preparers,
 		mark:      make([]uint32, len(c.Hosts)),
@@ -98,6 +100,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		cursor:    map[cursorKey]int{},
 		unsat:     map[classKey]framework.PendReasons{},
 		never:     map[staticKey]string{},
+		stuck:     map[classKey]bool{},
 		sigs:      map[string]int32{},
 	}
 	r.classified = true

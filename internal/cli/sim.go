@@ -77,6 +77,9 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		return badInput(errors.New("--hosts and --slots must be >= 0 and --jobs >= 1"))
 	}
 	if f.clusterFile != "" {
+		if f.hosts != 0 || f.slots != 0 {
+			return badInput(errors.New("--hosts and --slots describe a cluster of identical hosts: give them or --cluster, not both"))
+		}
 		c, err := cluster.Load(f.clusterFile)
 		if err != nil {
 			return badInput(err)
@@ -103,7 +106,11 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		}
 		return badInput(err) // the scheduler refused the cluster's configuration
 	}
-	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policyName(prep.Cluster),
+	policy := f.policy
+	if policy == "" {
+		policy = policyName(prep.Cluster)
+	}
+	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policy,
 		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped, SkippedLines: skipped}
 	if f.out != "" {
 		if err := writeSimOut(f.out, s, w, rec, res); err != nil {

@@ -1,7 +1,8 @@
 // Package fcfs is the strict first-come-first-served policy: no job of a
 // queue starts before an earlier one (the baseline of the scheduling
-// literature). A job that can never run (BadRequest) does not hold the
-// queue.
+// literature). A job that could not run even with every open host idle
+// (BadRequest, or too large for the open hosts or for its limits:
+// PendReasons.Stuck) does not hold the queue.
 package fcfs
 
 import "github.com/xce-sched/xce/framework"
@@ -28,14 +29,14 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 		}
 		if d.Unchanged(job) {
 			// It pended last cycle and nothing was released since.
-			blocked = job.Reasons.Main != framework.BadRequest
+			blocked = !job.Reasons.Stuck
 			continue
 		}
 		placed, err := d.Allocate(job)
 		if err != nil {
 			return err
 		}
-		if !placed && job.Reasons.Main != framework.BadRequest {
+		if !placed && !job.Reasons.Stuck {
 			blocked = true
 		}
 	}
