@@ -156,8 +156,8 @@ func (d *dispatcher) Block(job *framework.Job) error {
 // window [t, t + estimate), after a cheap check that enough slots are free
 // throughout it.
 func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) {
-	if job.Req == nil {
-		return framework.Reservation{}, false
+	if job.Req == nil || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
+		return framework.Reservation{}, false // no time will ever do (cached checks)
 	}
 	d.setup()
 	est, need := estimate(job), minTasks(job)
