@@ -121,6 +121,9 @@ func (d *dispatcher) unchanged(job *framework.Job) bool {
 // BadRequest reason rather than Priority (a cached, host-free check), so
 // that it is counted as rejected wherever it stands in the queue.
 func (d *dispatcher) Hold(job *framework.Job) {
+	if job.Reasons.Main == framework.Priority {
+		return // held before: it was checked then, and the check is static
+	}
 	if note := d.s.runner.NeverFits(job); note != "" {
 		job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1, Note: note, Stuck: true}
 		return
