@@ -97,9 +97,6 @@ func (s *Schema) internString(v string) float64 {
 	return id
 }
 
-// tagCol returns the column of tag number i.
-func (s *Schema) tagCol(i int) int { return s.colType + 3 + i }
-
 // Init validates nothing and builds the schema and lookup tables for a
 // Cluster assembled in code (the scenario loader calls it for you). It
 // returns an error when two attributes would get the same name (a resource
