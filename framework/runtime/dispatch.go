@@ -214,6 +214,10 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		return framework.Reservation{}, false
 	}
 	d.proj.window(d.win, d.tmp, t, end)
+	if d.win.TotalFreeSlots() < minTasks(job) {
+		// Σ over hosts of the least free in the window: still too few.
+		return framework.Reservation{}, false
+	}
 	var order []cluster.HostID
 	if t > d.now {
 		order = d.busyFirst(job.Spec.Queue)
