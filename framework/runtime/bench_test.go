@@ -25,23 +25,32 @@ func benchCluster(nhosts, slots, njobs, tasks int, rr string) *cluster.Cluster {
 	return ct.Build(spec)
 }
 
+// timedCycle builds a fresh scheduler over c outside the timer, then times
+// one cycle at time now and returns the jobs it considered (the timer is
+// stopped on return; the caller restarts it).
+func timedCycle(b *testing.B, c *cluster.Cluster, opts runtime.Options, now int64) []*framework.Job {
+	b.StopTimer()
+	opts.Registry = plugins.NewInTreeRegistry()
+	s, err := runtime.New(c, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	jobs, err := s.Cycle(context.Background(), now)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return jobs
+}
+
 // benchCycle times one scheduling cycle over c's jobs (a fresh scheduler
 // per iteration, built outside the timer) and reports jobs placed per second.
 func benchCycle(b *testing.B, c *cluster.Cluster) {
 	b.ReportAllocs()
 	placed := 0
 	for b.Loop() {
-		b.StopTimer()
-		s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		jobs, err := s.Cycle(context.Background(), 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
+		jobs := timedCycle(b, c, runtime.Options{}, 0)
 		placed = 0
 		for _, j := range jobs {
 			if j.Alloc != nil {
@@ -90,19 +99,11 @@ func benchBlocked(b *testing.B, noCache bool) {
 	c := blockedCluster()
 	b.ReportAllocs()
 	for b.Loop() {
-		b.StopTimer()
-		s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry(), NoUnsatCache: noCache})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		jobs, err := s.Cycle(context.Background(), 0)
-		if err != nil {
-			b.Fatal(err)
-		}
+		jobs := timedCycle(b, c, runtime.Options{NoUnsatCache: noCache}, 0)
 		if len(jobs) != 100000 || jobs[0].State != framework.Pending {
 			b.Fatalf("expected 100000 pending jobs")
 		}
+		b.StartTimer()
 	}
 }
 

@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -51,17 +50,7 @@ func benchMixed(b *testing.B, policy cluster.Policy) {
 	b.ReportAllocs()
 	var seq, par int
 	for b.Loop() {
-		b.StopTimer()
-		s, err := xrt.New(c, xrt.Options{Registry: plugins.NewInTreeRegistry()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		jobs, err := s.Cycle(context.Background(), 1<<40)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
+		jobs := timedCycle(b, c, xrt.Options{}, 1<<40)
 		seq, par = 0, 0
 		for _, j := range jobs {
 			if j.State == framework.Running {
@@ -96,19 +85,11 @@ func BenchmarkGiantJob(b *testing.B) {
 	c := ct.Build(spec)
 	b.ReportAllocs()
 	for b.Loop() {
-		b.StopTimer()
-		s, err := xrt.New(c, xrt.Options{Registry: plugins.NewInTreeRegistry()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		jobs, err := s.Cycle(context.Background(), 0)
-		if err != nil {
-			b.Fatal(err)
-		}
+		jobs := timedCycle(b, c, xrt.Options{}, 0)
 		if jobs[0].State != framework.Running || jobs[0].Alloc.Slots() != 77000 {
 			b.Fatal("the giant job was not placed")
 		}
+		b.StartTimer()
 	}
 }
 
