@@ -43,13 +43,20 @@ func (s *State) touch(h HostID) {
 // re-syncs with s cheaply (CopyFrom copies only the rows that changed on
 // either side).
 func (s *State) Derive() *State {
-	s.sync.logged = true
 	d := s.Clone()
 	d.base = s
-	d.sync.isDirty = make([]bool, len(s.c.Hosts))
-	d.sync.gen, d.sync.pos = s.sync.logGen, len(s.sync.log)
+	d.sync.gen = -1
+	if len(s.c.Hosts) >= trackHosts {
+		s.sync.logged = true
+		d.sync.isDirty = make([]bool, len(s.c.Hosts))
+		d.sync.gen, d.sync.pos = s.sync.logGen, len(s.sync.log)
+	}
 	return d
 }
+
+// trackHosts is the cluster size from which derived states re-sync by
+// changed rows; below it a whole copy is cheaper than the bookkeeping.
+const trackHosts = 1024
 
 // Idle returns the state of s's cluster with nothing running and no limit
 // counter used, which still sees the counters s creates (unused). It is
