@@ -75,18 +75,10 @@ func (l *loader) loadHosts(top *fieldSet) error {
 	res := make([]hostResources, len(items))
 	for i, it := range items {
 		path := indexPath("hosts", i)
-		fs, err := l.item(it, path, fields)
+		fs, name, err := namedItem(l, it, "hosts", "host", i, fields, l.hostIDs)
 		if err != nil {
 			return err
 		}
-		name, nn, err := l.nameField(fs)
-		if err != nil {
-			return err
-		}
-		if first, dup := l.hostIDs[name]; dup {
-			return l.errAt(nn, fieldPath(path, "name"), "duplicate host name %q (first at %s)", name, indexPath("hosts", int(first)))
-		}
-		l.hostIDs[name] = HostID(i)
 		if err := l.required(fs, "slots"); err != nil {
 			return err
 		}
@@ -259,19 +251,10 @@ func (l *loader) loadQueues(top *fieldSet) error {
 	}
 	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life"}
 	for i, it := range items {
-		path := indexPath("queues", i)
-		fs, err := l.item(it, path, fields)
+		fs, name, err := namedItem(l, it, "queues", "queue", i, fields, l.queueIDs)
 		if err != nil {
 			return err
 		}
-		name, nn, err := l.nameField(fs)
-		if err != nil {
-			return err
-		}
-		if first, dup := l.queueIDs[name]; dup {
-			return l.errAt(nn, fieldPath(path, "name"), "duplicate queue name %q (first at %s)", name, indexPath("queues", int(first)))
-		}
-		l.queueIDs[name] = QueueID(i)
 		q := Queue{Name: name}
 		prio, err := l.intField(fs, "priority", -maxPriority, maxPriority, 0)
 		if err != nil {
@@ -341,6 +324,26 @@ func (l *loader) loadFairshare(fs *fieldSet, q *Queue) error {
 	return nil
 }
 
+// namedItem reads item i of a section as a mapping of the allowed fields
+// with a name unique in the section; seen maps names to their item index
+// and gets this one.
+func namedItem[ID ~int | ~int32](l *loader, it ast.Node, section, what string, i int, fields []string, seen map[string]ID) (*fieldSet, string, error) {
+	path := indexPath(section, i)
+	fs, err := l.item(it, path, fields)
+	if err != nil {
+		return nil, "", err
+	}
+	name, nn, err := l.nameField(fs)
+	if err != nil {
+		return nil, "", err
+	}
+	if first, dup := seen[name]; dup {
+		return nil, "", l.errAt(nn, fieldPath(path, "name"), "duplicate %s name %q (first at %s)", what, name, indexPath(section, int(first)))
+	}
+	seen[name] = ID(i)
+	return fs, name, nil
+}
+
 func (l *loader) hostExists(s string) bool {
 	_, ok := l.hostIDs[s]
 	return ok
@@ -395,18 +398,10 @@ func (l *loader) loadLimits(top *fieldSet) error {
 	names := map[string]int{}
 	for i, it := range items {
 		path := indexPath("limits", i)
-		fs, err := l.item(it, path, fields)
+		fs, name, err := namedItem(l, it, "limits", "limit", i, fields, names)
 		if err != nil {
 			return err
 		}
-		name, nn, err := l.nameField(fs)
-		if err != nil {
-			return err
-		}
-		if first, dup := names[name]; dup {
-			return l.errAt(nn, fieldPath(path, "name"), "duplicate limit name %q (first at %s)", name, indexPath("limits", first))
-		}
-		names[name] = i
 		lim := Limit{Name: name}
 		for _, d := range []struct {
 			field, what string
