@@ -218,6 +218,11 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		// Σ over hosts of the least free in the window: still too few.
 		return framework.Reservation{}, false
 	}
+	if p := d.prev[job]; p != nil && d.sticky && p.Start == t && fitsAll(d.win, p.Alloc) {
+		// The sticky reservation still holds as it was: keep it, hosts and
+		// all, without a walk.
+		return framework.Reservation{Start: t, End: end, Alloc: p.Alloc}, true
+	}
 	var order []cluster.HostID
 	if t > d.now {
 		order = d.busyFirst(job.Spec.Queue)
@@ -251,6 +256,22 @@ func (d *dispatcher) setup() {
 	}
 	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	clear(d.busy)
+}
+
+// fitsAll reports whether a fits st entirely: slots, consumables, shared
+// resources and limit counters.
+func fitsAll(st *cluster.State, a *cluster.JobAlloc) bool {
+	if st.Fits(a) != nil {
+		return false
+	}
+	for _, h := range a.Hosts {
+		for _, c := range h.Counters {
+			if !cluster.Within(c.Amount, st.CounterFree(c.Counter)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // minTasks is the fewest tasks any plan of job can have.
