@@ -108,17 +108,22 @@ func (s *State) copyRow(o *State, h HostID) {
 // least free over a time window: only a reservation's hosts shrink at its
 // start. Both must be of the same cluster.
 func (s *State) MinWithAlloc(o *State, a *JobAlloc) {
+	nres := len(s.c.Resources)
 	for _, h := range a.Hosts {
 		s.touch(h.Host)
 		lo := int(h.Host) * s.ncols
 		mine, theirs := s.vals[lo:lo+s.ncols], o.vals[lo:lo+s.ncols]
-		before := mine[ColSlots]
-		for i, v := range theirs {
-			if v < mine[i] {
-				mine[i] = v
+		// Only free slots and free consumables change; the other columns
+		// (totals, strings, tags) are the same in both.
+		if v := theirs[ColSlots]; v < mine[ColSlots] {
+			s.freeSlots += int(v - mine[ColSlots])
+			mine[ColSlots] = v
+		}
+		for r := range nres {
+			if c := ResCol(ResID(r)); theirs[c] < mine[c] {
+				mine[c] = theirs[c]
 			}
 		}
-		s.freeSlots += int(mine[ColSlots] - before)
 		for _, c := range h.Counters {
 			if oc := o.counter(c.Counter); oc.Used > s.counter(c.Counter).Used {
 				s.counter(c.Counter).Used = oc.Used
