@@ -28,6 +28,7 @@ type dispatcher struct {
 	tmp     *cluster.State   // scratch for windows
 	planner *Runner          // runs over win
 	times   []int64          // scratch: candidate times
+	scan    slotScan         // scratch: window slot minima
 	order   []cluster.HostID // scratch: a walk order
 	mark    []bool           // scratch: per host
 	busy    map[cluster.QueueID][]cluster.HostID
@@ -165,7 +166,7 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	d.setup()
 	est, need := estimate(job), minTasks(job)
 	d.times = d.proj.candidates(d.now, d.times)
-	var sc slotScan
+	sc := &d.scan
 	sc.reset(&d.proj)
 	for _, t := range d.times {
 		if sc.least(t, satAdd(t, est)) < need {

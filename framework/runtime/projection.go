@@ -17,6 +17,7 @@ type projection struct {
 	live   *cluster.State
 	events []event // by time; at equal times releases before takes
 	starts int     // reservation starts among the events
+	scan   slotScan // scratch for minFreeSlots
 }
 
 // event is a change of the projected state at a time.
@@ -156,38 +157,55 @@ func (p *projection) lastStart(i int, end int64) int {
 // minFreeSlots returns the least total of free slots over [t, end), from
 // the event deltas alone: a cheap necessary condition for a job to fit.
 func (p *projection) minFreeSlots(t, end int64) int {
-	var sc slotScan
-	sc.reset(p)
-	return sc.least(t, end)
+	p.scan.reset(p)
+	return p.scan.least(t, end)
 }
 
-// slotScan answers minFreeSlots for increasing t without rescanning the
-// events before t.
+// slotScan answers minFreeSlots for windows [t, end) whose t and end never
+// decrease between calls, in amortized constant time: a sliding-window
+// minimum over the running totals after each event.
 type slotScan struct {
 	p    *projection
-	i    int // events[:i] are at or before the last t
-	free int // total free slots at the last t
+	i    int   // events[:i] are at or before t
+	free int   // total free slots at t
+	j    int   // events[:j] are before end
+	run  int   // total free slots after events[:j]
+	dq   []int // dq[head:]: indices k in [i, j), totals after events[:k+1] increasing
+	head int
+	tot  []int // tot[k]: total free slots after events[:k+1]
 }
 
 func (sc *slotScan) reset(p *projection) {
-	sc.p, sc.i, sc.free = p, 0, p.live.TotalFreeSlots()
+	sc.p, sc.i, sc.j = p, 0, 0
+	sc.free = p.live.TotalFreeSlots()
+	sc.run = sc.free
+	sc.dq, sc.tot, sc.head = sc.dq[:0], sc.tot[:0], 0
 }
 
-// least returns the least total of free slots over [t, end); t must not
-// decrease between calls.
+// least returns the least total of free slots over [t, end); neither t nor
+// end may decrease between calls.
 func (sc *slotScan) least(t, end int64) int {
 	ev := sc.p.events
 	for ; sc.i < len(ev) && ev[sc.i].at <= t; sc.i++ {
 		sc.free += ev[sc.i].delta()
 	}
-	least := sc.free
 	if sc.p.starts == 0 {
-		return least // only releases ahead: free slots never shrink
+		return sc.free // only releases ahead: free slots never shrink
 	}
-	free := sc.free
-	for j := sc.i; j < len(ev) && ev[j].at < end; j++ {
-		free += ev[j].delta()
-		least = min(least, free)
+	for ; sc.j < len(ev) && ev[sc.j].at < end; sc.j++ {
+		sc.run += ev[sc.j].delta()
+		sc.tot = append(sc.tot, sc.run)
+		for len(sc.dq) > sc.head && sc.tot[sc.dq[len(sc.dq)-1]] >= sc.run {
+			sc.dq = sc.dq[:len(sc.dq)-1]
+		}
+		sc.dq = append(sc.dq, sc.j)
+	}
+	for sc.head < len(sc.dq) && sc.dq[sc.head] < sc.i {
+		sc.head++
+	}
+	least := sc.free
+	if sc.head < len(sc.dq) {
+		least = min(least, sc.tot[sc.dq[sc.head]])
 	}
 	return least
 }
