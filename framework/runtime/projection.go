@@ -15,8 +15,8 @@ import (
 // any time, and the least free over a window, are one sweep away.
 type projection struct {
 	live   *cluster.State
-	events []event // by time; at equal times releases before takes
-	starts int     // reservation starts among the events
+	events []event  // by time; at equal times releases before takes
+	starts int      // reservation starts among the events
 	scan   slotScan // scratch for minFreeSlots
 }
 
