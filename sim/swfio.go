@@ -27,6 +27,11 @@ func ReadSWF(path string, skipBad bool) (*Workload, int, error) {
 		return nil, 0, err
 	}
 	w := &Workload{Header: h}
+	if st, err := os.Stat(path); err == nil && st.Size() < 1<<32 {
+		// Archive lines are 60–100 bytes: size the slice once (a .gz file
+		// grows it as needed).
+		w.Jobs = make([]swf.Job, 0, st.Size()/70+16)
+	}
 	for {
 		j, err := r.Next()
 		if errors.Is(err, io.EOF) {
