@@ -84,6 +84,22 @@ func (s *State) Fits(a *JobAlloc) error {
 	return nil
 }
 
+// FitsLimits is Fits that also checks the limit counters a charges: the
+// test for placing a planned allocation.
+func (s *State) FitsLimits(a *JobAlloc) error {
+	if err := s.Fits(a); err != nil {
+		return err
+	}
+	for _, h := range a.Hosts {
+		for _, c := range h.Counters {
+			if !Within(c.Amount, s.CounterFree(c.Counter)) {
+				return fmt.Errorf("limit %s: %v requested, %v free", s.c.Limits[s.Counter(c.Counter).Limit].Name, c.Amount, s.CounterFree(c.Counter))
+			}
+		}
+	}
+	return nil
+}
+
 // RunningAlloc returns what running job j holds: on each host of
 // j.RunningOn its slots and slots × the per-slot rusage of each host
 // resource, and once per job the rusage of each shared resource. A snapshot

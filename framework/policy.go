@@ -25,16 +25,12 @@ type Dispatcher interface {
 	// during its whole estimated run, and the allocation it would get then;
 	// ok is false when no such time exists (the job can never run here).
 	Earliest(job *Job) (r Reservation, ok bool)
-	// StartsNow is Earliest limited to Now: whether job fits now for its
-	// whole estimated run, given the reservations.
-	StartsNow(job *Job) (r Reservation, ok bool)
 	// TryStart starts job now if it fits now for its whole estimated run,
 	// given the reservations; otherwise it records why it pends, as Block
 	// does. When no reservation takes anything during the job's estimated
 	// run, this is one plain attempt of the runner.
 	TryStart(job *Job) (started bool, err error)
-	// Start places job now with r.Alloc, which Earliest or StartsNow found
-	// at Now.
+	// Start places job now with r.Alloc, which Earliest found at Now.
 	Start(job *Job, r Reservation) error
 	// Reserve records r for job: later Earliest calls respect it, and the
 	// job shows it.

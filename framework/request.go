@@ -117,5 +117,9 @@ func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []clust
 	return append(s, cluster.SharedAmount{Shared: id, Amount: v})
 }
 
+// Plain reports whether t has no select[] and no per-slot rusage[]: any
+// open host can take as many of its tasks as it has free slots.
+func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 }
+
 // Compound reports whether alternative a has fixed per-term task counts.
 func (a *Alternative) Compound() bool { return a.Terms[0].Tasks > 0 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/sim"
 )
 
 // traceDir finds ../shared/traces (or $XCE_TRACES).
@@ -24,15 +25,22 @@ func traceDir(t testing.TB) string {
 	return dir
 }
 
+// replayAllKTH replays the KTH log under policy and requires every one of
+// its 28,481 jobs to complete.
+func replayAllKTH(t *testing.T, policy cluster.Policy) sim.Summary {
+	sum := replayKTH(t, nil, policy)
+	if sum.Jobs != 28481 || sum.Rejected != 0 || sum.Unfinished != 0 {
+		t.Fatalf("jobs %d rejected %d unfinished %d; want all 28481", sum.Jobs, sum.Rejected, sum.Unfinished)
+	}
+	return sum
+}
+
 // TestKTHFCFS replays the 28,481-job cleaned KTH SP2 log under strict FCFS
 // on its 100 × 1 machine. Two independent simulators give a mean bounded
 // slowdown (τ = 10 s) of 6,815 and 6,819 on this file, and utilization
 // 0.685 (issue 5): xce must be within 1% and ±0.005.
 func TestKTHFCFS(t *testing.T) {
-	sum := replayKTH(t, nil, cluster.PolicyFCFS)
-	if sum.Jobs != 28481 || sum.Rejected != 0 || sum.Unfinished != 0 {
-		t.Fatalf("jobs %d rejected %d unfinished %d; want all 28481", sum.Jobs, sum.Rejected, sum.Unfinished)
-	}
+	sum := replayAllKTH(t, cluster.PolicyFCFS)
 	if math.Abs(sum.BSLDMean-6815)/6815 > 0.01 {
 		t.Errorf("bsld_mean %.2f, want within 1%% of 6815", sum.BSLDMean)
 	}
@@ -48,10 +56,7 @@ func TestKTHFCFS(t *testing.T) {
 // bounded slowdown of 92.58 for plain EASY on this file (τ = 10 s, all
 // jobs): xce must be within 2% (docs/backfill.md explains the variant).
 func TestKTHEASY(t *testing.T) {
-	sum := replayKTH(t, nil, cluster.PolicyEASY)
-	if sum.Jobs != 28481 || sum.Unfinished != 0 || sum.Rejected != 0 {
-		t.Fatalf("jobs %d unfinished %d rejected %d, want all 28481", sum.Jobs, sum.Unfinished, sum.Rejected)
-	}
+	sum := replayAllKTH(t, cluster.PolicyEASY)
 	if math.Abs(sum.BSLDMean-92.58)/92.58 > 0.02 {
 		t.Errorf("bsld_mean %.2f, want within 2%% of 92.58", sum.BSLDMean)
 	}
@@ -61,9 +66,6 @@ func TestKTHEASY(t *testing.T) {
 // TestKTHConservative: conservative backfilling completes every job of the
 // KTH log.
 func TestKTHConservative(t *testing.T) {
-	sum := replayKTH(t, nil, cluster.PolicyConservative)
-	if sum.Jobs != 28481 || sum.Unfinished != 0 || sum.Rejected != 0 {
-		t.Fatalf("jobs %d unfinished %d rejected %d, want all 28481", sum.Jobs, sum.Unfinished, sum.Rejected)
-	}
+	sum := replayAllKTH(t, cluster.PolicyConservative)
 	t.Logf("bsld_mean %.2f utilization %.4f", sum.BSLDMean, sum.Utilization)
 }

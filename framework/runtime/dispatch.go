@@ -11,7 +11,7 @@ import (
 )
 
 // dispatcher implements framework.Dispatcher for one cycle of a Scheduler.
-// Its projections (Earliest, StartsNow) run the same plugins and runner on
+// Its projections (Earliest, TryStart) run the same plugins and runner on
 // a projected state (projection.go).
 type dispatcher struct {
 	s   *Scheduler
@@ -193,14 +193,15 @@ func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
 		// reserved hosts, which later reservations rely on.)
 		return d.Allocate(job)
 	}
-	if r, ok := d.StartsNow(job); ok {
+	if r, ok := d.startsNow(job); ok {
 		return true, d.Start(job, r)
 	}
 	return false, d.Block(job)
 }
 
-// StartsNow implements framework.Dispatcher: Earliest limited to now.
-func (d *dispatcher) StartsNow(job *framework.Job) (framework.Reservation, bool) {
+// startsNow is Earliest limited to now: whether job fits now for its whole
+// estimated run, given the reservations.
+func (d *dispatcher) startsNow(job *framework.Job) (framework.Reservation, bool) {
 	if job.Req == nil {
 		return framework.Reservation{}, false
 	}
@@ -219,7 +220,7 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		// Σ over hosts of the least free in the window: still too few.
 		return framework.Reservation{}, false
 	}
-	if p := d.prev[job]; p != nil && d.sticky && p.Start == t && fitsAll(d.win, p.Alloc) {
+	if p := d.prev[job]; p != nil && d.sticky && p.Start == t && d.win.FitsLimits(p.Alloc) == nil {
 		// The sticky reservation still holds as it was: keep it, hosts and
 		// all, without a walk.
 		return framework.Reservation{Start: t, End: end, Alloc: p.Alloc}, true
@@ -257,22 +258,6 @@ func (d *dispatcher) setup() {
 	}
 	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	clear(d.busy)
-}
-
-// fitsAll reports whether a fits st entirely: slots, consumables, shared
-// resources and limit counters.
-func fitsAll(st *cluster.State, a *cluster.JobAlloc) bool {
-	if st.Fits(a) != nil {
-		return false
-	}
-	for _, h := range a.Hosts {
-		for _, c := range h.Counters {
-			if !cluster.Within(c.Amount, st.CounterFree(c.Counter)) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // minTasks is the fewest tasks any plan of job can have.

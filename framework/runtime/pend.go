@@ -256,8 +256,7 @@ func (r *Runner) plain(job *framework.Job) bool {
 	if len(r.preparers) > 0 || len(job.Req.Alts) != 1 || len(job.Req.Alts[0].Terms) != 1 || len(job.Req.Alts[0].Shared) > 0 {
 		return false
 	}
-	t := &job.Req.Alts[0].Terms[0]
-	return t.Select.All() && len(t.PerSlot) == 0
+	return job.Req.Alts[0].Terms[0].Plain()
 }
 
 // FitsNowPlain answers "would job fit now?" without a host walk when it

@@ -39,15 +39,8 @@ func (r *Runner) Plan(job *framework.Job, a framework.Allocator, order []cluster
 // publishes it, as finalize does; on any failure nothing changes.
 func (r *Runner) Place(job *framework.Job, alloc *cluster.JobAlloc) error {
 	st := r.view.State
-	if err := st.Fits(alloc); err != nil {
+	if err := st.FitsLimits(alloc); err != nil {
 		return fmt.Errorf("job %d: planned allocation no longer fits: %w", job.Spec.ID, err)
-	}
-	for _, h := range alloc.Hosts {
-		for _, c := range h.Counters {
-			if !cluster.Within(c.Amount, st.CounterFree(c.Counter)) {
-				return fmt.Errorf("job %d: planned allocation exceeds limit %s", job.Spec.ID, r.view.Cluster.Limits[st.Counter(c.Counter).Limit].Name)
-			}
-		}
 	}
 	st.Take(alloc)
 	if err := r.commit(job, alloc); err != nil {

@@ -322,15 +322,11 @@ func (s *Scheduler) removeRunning(j *framework.Job) {
 // pending, in submit order. The slice is valid until the next cycle.
 func (s *Scheduler) Pending() []*framework.Job { return s.pending }
 
-// ReasonDetail renders the detail of a reason (a resource, shared
-// resource or limit name) for job output.
+// ReasonDetail renders the detail of reason r for job output: the name of
+// the resource, shared resource or limit it refers to, or "" when it has
+// none.
 func (s *Scheduler) ReasonDetail(r framework.Reason, detail int32) string {
-	return DetailName(s.Cluster, r, detail)
-}
-
-// DetailName renders the detail of reason r: the name of the resource,
-// shared resource or limit it refers to, or "" when it has none.
-func DetailName(c *cluster.Cluster, r framework.Reason, detail int32) string {
+	c := s.Cluster
 	if detail < 0 {
 		return ""
 	}

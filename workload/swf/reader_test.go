@@ -86,19 +86,12 @@ func TestHeader(t *testing.T) {
 			if again, _ := r.Header(); !reflect.DeepEqual(again, got) {
 				t.Errorf("second Header() = %#v", again)
 			}
-			n := 0
-			for {
-				_, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
+			_, jobs, err := readAll(t, r)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if want := strings.Count(tt.in, good); n != want {
-				t.Errorf("read %d jobs, want %d", n, want)
+			if want := strings.Count(tt.in, good); len(jobs) != want {
+				t.Errorf("read %d jobs, want %d", len(jobs), want)
 			}
 		})
 	}

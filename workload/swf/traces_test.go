@@ -98,16 +98,11 @@ func TestTraceRewrite(t *testing.T) {
 	if err := w.WriteHeader(h); err != nil {
 		t.Fatal(err)
 	}
-	var jobs []Job
-	for {
-		j, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobs = append(jobs, j)
+	_, jobs, err := readAll(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
 		if err := w.Write(j); err != nil {
 			t.Fatal(err)
 		}

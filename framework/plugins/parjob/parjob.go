@@ -238,7 +238,7 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		}
 	}
 	switch hosts := v.Cluster.Queues[q].Hosts; {
-	case hosts == nil && len(term.Order) == 0 && pin == nil && len(term.PerSlot) == 0 && term.Select.All():
+	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain():
 		// The common case (no select, rusage, order or same): a host's
 		// capacity is its free slots if it is open.
 		for h := range v.Cluster.Hosts {
