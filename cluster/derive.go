@@ -83,6 +83,7 @@ func (s *State) CopyFrom(o *State) {
 		}
 	} else {
 		s.vals = append(s.vals[:0], o.vals...)
+		s.dropFreeIndex()
 		for _, h := range y.dirty {
 			y.isDirty[h] = false
 		}
@@ -100,6 +101,7 @@ func (s *State) CopyFrom(o *State) {
 func (s *State) copyRow(o *State, h HostID) {
 	lo := int(h) * s.ncols
 	copy(s.vals[lo:lo+s.ncols], o.vals[lo:lo+s.ncols])
+	s.slotsChanged(h)
 }
 
 // MinWithAlloc lowers s's free amounts to o's, where o's are smaller, on
@@ -118,6 +120,7 @@ func (s *State) MinWithAlloc(o *State, a *JobAlloc) {
 		if v := theirs[ColSlots]; v < mine[ColSlots] {
 			s.freeSlots += int(v - mine[ColSlots])
 			mine[ColSlots] = v
+			s.slotsChanged(h.Host)
 		}
 		for r := range nres {
 			if c := ResCol(ResID(r)); theirs[c] < mine[c] {

@@ -45,6 +45,10 @@ type State struct {
 	// created there after the derivation appear here, unused, on first use.
 	base *State
 	sync syncState // change tracking between a base and its derived states
+	// free groups the hosts by free slots (freeindex.go); limits are the
+	// cluster's static maxima, shared by all its states.
+	free   freeIndex
+	limits *clusterLimits
 }
 
 // CounterID identifies a counter of State: one resource of one limit
@@ -73,6 +77,7 @@ func NewState(c *Cluster) *State {
 		ncols:      c.schema.NumCols(),
 		vals:       make([]float64, len(c.Hosts)*c.schema.NumCols()),
 		sharedFree: make([]float64, len(c.Shared)),
+		limits:     newClusterLimits(c),
 	}
 	for h := range c.Hosts {
 		c.staticVals(HostID(h), s.HostVals(HostID(h)))
@@ -124,6 +129,7 @@ func (s *State) Reserve(a *HostAlloc) {
 	for _, c := range a.Counters {
 		s.counter(c.Counter).Used += c.Amount
 	}
+	s.slotsChanged(a.Host)
 }
 
 // Release gives back what Reserve(a) took.
@@ -138,6 +144,7 @@ func (s *State) Release(a *HostAlloc) {
 	for _, c := range a.Counters {
 		s.counter(c.Counter).Used -= c.Amount
 	}
+	s.slotsChanged(a.Host)
 }
 
 // ReserveShared takes amount of shared resource id.
@@ -183,7 +190,7 @@ func (s *State) CounterFree(id CounterID) float64 {
 
 // Clone returns a deep copy of s.
 func (s *State) Clone() *State {
-	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters), freeSlots: s.freeSlots}
+	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters), freeSlots: s.freeSlots, limits: s.limits}
 }
 
 // Equal reports whether s and o hold the same counters (NaN equals NaN). A

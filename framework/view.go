@@ -55,6 +55,19 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 	return max(n, 0)
 }
 
+// CapacityBound returns an upper bound on Capacity(h, t) for every host h
+// at any time: the most slots a host has, bounded by the largest total of
+// each per-slot rusage resource over its amount.
+func (v *View) CapacityBound(t *Term) int {
+	n := v.State.MaxSlots()
+	for _, r := range t.PerSlot {
+		if r.Amount > 0 {
+			n = min(n, int(math.Floor((v.State.MaxTotal(r.Res)+cluster.Epsilon)/r.Amount)))
+		}
+	}
+	return max(n, 0)
+}
+
 // NumHosts returns how many hosts queue q may use.
 func (v *View) NumHosts(q cluster.QueueID) int {
 	if base := v.Cluster.Queues[q].Hosts; base != nil {

@@ -13,10 +13,11 @@ import (
 )
 
 // mixedCluster: 10,000 hosts × 32 slots (64 GB each), a license pool of
-// 5,000, a per-user limit of 8,000 slots, and 100,000 pending jobs of 100
-// users: 80% single-slot, 20%
-// parallel (half span[ptile=8] of 16–64 tasks, half compound), 10% with a
-// license, 100 users.
+// 5,000, a per-user limit of 8,000 slots, and 100,000 pending jobs: 80%
+// single-slot, 20% parallel (half span[ptile=8] of 16–64 tasks, half
+// compound), 10% with a license. The jobs belong to 100 users by a
+// multiplicative hash of their index, so a user's share does not depend on
+// the job's shape.
 func mixedCluster(policy cluster.Policy) *cluster.Cluster {
 	spec := ct.Spec{
 		Shared: []cluster.Shared{{Name: "lic", Total: 5000}},
@@ -27,7 +28,7 @@ func mixedCluster(policy cluster.Policy) *cluster.Cluster {
 		spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%05d", i), Slots: 32, Mem: 64000, Type: "X86_64"})
 	}
 	for i := range 100000 {
-		j := ct.Job{ID: cluster.JobID(i + 1), User: fmt.Sprintf("u%d", i*37%100), Submit: int64(i / 100), Min: 1, Runtime: 3600, Estimate: 7200}
+		j := ct.Job{ID: cluster.JobID(i + 1), User: fmt.Sprintf("u%d", uint32(i)*2654435761>>16%100), Submit: int64(i / 100), Min: 1, Runtime: 3600, Estimate: 7200}
 		switch {
 		case i%10 == 9:
 			j.Min, j.ResReq = 16<<(i%3), "span[ptile=8] rusage[mem=1000]"

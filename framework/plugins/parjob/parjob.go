@@ -238,15 +238,8 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		}
 	}
 	switch hosts := v.Cluster.Queues[q].Hosts; {
-	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain():
-		// The common case (no select, rusage, order or same): a host's
-		// capacity is its free slots if it is open.
-		for h := range v.Cluster.Hosts {
-			if c := v.State.FreeSlots(cluster.HostID(h)); c > 0 && v.Cluster.Hosts[h].Status == cluster.HostOK {
-				caps = append(caps, c)
-				total += c
-			}
-		}
+	case hosts == nil && len(term.Order) == 0 && pin == nil:
+		caps, total = it.largestCaps(caps, term, n)
 	case len(term.Order) > 0:
 		for _, h := range v.Ordered(q, term) {
 			visit(h)
@@ -284,6 +277,54 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		n -= take
 	}
 	return true
+}
+
+// largestCaps appends to caps the capacities of the usable hosts (queue
+// without a host list, no order[] or same[] pin) that largest-first sizing
+// of n tasks uses, and returns them with their total. It reads the hosts
+// with the most free slots first (cluster.State's free-slot levels) and
+// stops as soon as the capacities already found that no unread host can
+// exceed (each unread host's capacity is at most its level's most free
+// slots and at most View.CapacityBound) add up to n: the sorted prefix that
+// covers n is then among them, so the buckets are those of a full scan.
+// When it does not stop early it has read every host and total is exact.
+func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int, int) {
+	v, q := it.view, it.job.Spec.Queue
+	st := v.State
+	ub := v.CapacityBound(term)
+	total, above := 0, 0
+	for k := st.NumFreeLevels() - 1; k >= 1; k-- {
+		bound := min(ub, cluster.FreeLevelUpper(k))
+		if total >= n {
+			// The bound fell: re-count what no unread host can exceed.
+			above = 0
+			for _, c := range caps {
+				if c >= bound {
+					above += c
+				}
+			}
+			if above >= n {
+				return caps, total
+			}
+		}
+		for _, h := range st.HostsAtFreeLevel(k) {
+			if v.Usable(h, q, term) != framework.None {
+				continue
+			}
+			c := v.Capacity(h, term)
+			if c == 0 {
+				continue
+			}
+			caps = append(caps, c)
+			total += c
+			if c >= bound {
+				if above += c; above >= n {
+					return caps, total
+				}
+			}
+		}
+	}
+	return caps, total
 }
 
 // bound returns an upper bound on the tasks of term any placement can have
