@@ -57,11 +57,29 @@ func (t *memTxn) PutShared(a cluster.SharedAmount) error {
 	return nil
 }
 
+// memRecord is a committed allocation of one host in one heap object.
+type memRecord struct {
+	alloc cluster.JobAlloc
+	host  [1]cluster.HostAlloc
+}
+
 func (t *memTxn) Commit() error {
-	if t.open {
-		t.m.allocs[t.id] = &cluster.JobAlloc{Hosts: slices.Clone(t.alloc.Hosts), Shared: slices.Clone(t.alloc.Shared)}
-		t.open = false
+	if !t.open {
+		return nil
 	}
+	var a *cluster.JobAlloc
+	if len(t.alloc.Hosts) == 1 {
+		rec := &memRecord{host: [1]cluster.HostAlloc{t.alloc.Hosts[0]}}
+		a = &rec.alloc
+		a.Hosts = rec.host[:]
+	} else {
+		a = &cluster.JobAlloc{Hosts: slices.Clone(t.alloc.Hosts)}
+	}
+	if len(t.alloc.Shared) > 0 {
+		a.Shared = slices.Clone(t.alloc.Shared)
+	}
+	t.m.allocs[t.id] = a
+	t.open = false
 	return nil
 }
 

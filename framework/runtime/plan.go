@@ -23,7 +23,7 @@ func (r *Runner) Plan(job *framework.Job, a framework.Allocator, order []cluster
 	r.dry, r.planned, r.walkOrder = true, nil, order
 	r.arena, r.counters = r.arena[:0], r.counters[:0] // the previous plan's snapshots
 	r.BeginCycle()                                    // the projection changed since the last plan
-	placed, err := r.allocate(job, a, r.classOf(job))
+	placed, err := r.allocate(job, a)
 	r.dry, r.walkOrder = false, nil
 	job.Reasons = saved
 	if err != nil || !placed {

@@ -44,7 +44,8 @@ type Runner struct {
 	jobPreparers []framework.JobPreparer
 	classifiers  []framework.Classifier
 	// classified: every preparer is a Classifier, so a job's class captures
-	// everything that decides a host's fit (else the cursor is off).
+	// everything that decides whether it fits (else the unsatisfiable
+	// cache is off).
 	classified bool
 	sigs       map[string]int32 // interned tuples of classifier outputs
 
@@ -56,10 +57,10 @@ type Runner struct {
 	planBuf   cluster.JobAlloc
 	walkOrder []cluster.HostID
 
-	// Per cycle. cursor is the host-walk position per equivalence class
-	// and bucket: every host before it is known not to fit such a bucket
-	// (state only shrinks within a cycle). unsat holds the reasons of the
-	// classes that pended.
+	// Per cycle. cursor is the host-walk position per request term and
+	// bucket size: every host before it is known not to fit such a bucket
+	// for any job, whatever its user or limits (state only shrinks within
+	// a cycle). unsat holds the reasons of the classes that pended.
 	cursor map[cursorKey]int
 	unsat  map[classKey]framework.PendReasons
 	// never caches neverFits, which depends on nothing that changes; stuck
@@ -69,8 +70,12 @@ type Runner struct {
 	diag  diagScratch
 }
 
+// cursorKey names what decides a host's fit before the preparers: the
+// request term (with its queue) and the bucket's slots. Preparers only
+// add needs or veto, so a host the term alone does not fit fits no job.
 type cursorKey struct {
-	class classKey
+	req   *framework.Request
+	queue cluster.QueueID
 	alt   int
 	term  int
 	slots int
@@ -147,18 +152,18 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 		return false, nil
 	}
 	class := r.classOf(job)
-	if reasons, ok := r.unsat[class]; ok && !r.NoUnsatCache {
+	if reasons, ok := r.unsat[class]; ok && !r.NoUnsatCache && r.classified {
 		job.Reasons = reasons
 		return false, nil
 	}
-	placed, err := r.allocate(job, a, class)
+	placed, err := r.allocate(job, a)
 	if err == nil && !placed {
 		r.unsat[class] = job.Reasons
 	}
 	return placed, err
 }
 
-func (r *Runner) allocate(job *framework.Job, a framework.Allocator, class classKey) (bool, error) {
+func (r *Runner) allocate(job *framework.Job, a framework.Allocator) (bool, error) {
 	it, err := a.Plans(job, &r.view)
 	if err != nil {
 		r.pendBadRequest(job, fmt.Errorf("%s: %w", a.Name(), err))
@@ -178,7 +183,7 @@ func (r *Runner) allocate(job *framework.Job, a framework.Allocator, class class
 		}
 		out.tried = true
 		alt := &job.Req.Alts[plan.Alt]
-		if !r.tryPlan(job, plan, alt, class) {
+		if !r.tryPlan(job, plan, alt) {
 			continue
 		}
 		if acceptor != nil && !acceptor.Accepts(job, plan, r.claims, &r.view) {
@@ -286,7 +291,7 @@ type outcome struct {
 
 // tryPlan claims one host per bucket of plan, or rolls back and returns
 // false when a bucket finds no host.
-func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative, class classKey) bool {
+func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative) bool {
 	r.newAttempt()
 	stop := -1
 	for b, bk := range plan.Buckets {
@@ -299,11 +304,11 @@ func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framewor
 			// Continue where the previous identical bucket stopped: every
 			// host before that point failed or is claimed by this plan.
 			start = stop + 1
-		case len(pins) == 0 && term.Order == nil && r.classified:
-			key = cursorKey{class, plan.Alt, bk.Term, bk.Slots}
+		case len(pins) == 0 && term.Order == nil:
+			key = cursorKey{job.Req, job.Spec.Queue, plan.Alt, bk.Term, bk.Slots}
 			start, useCursor = r.cursor[key], true
 		}
-		pos, firstOpen := r.walk(job, alt, term, bk, b, pins, cands, start)
+		pos, firstOpen := r.walk(job, alt, term, bk, b, pins, cands, start, useCursor)
 		if useCursor {
 			r.cursor[key] = firstOpen
 		}
@@ -318,11 +323,12 @@ func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framewor
 
 // walk looks for the first host from position start of cands (nil: all
 // hosts in order) that takes bucket bk, and claims it. It returns the
-// position of the claimed host (-1 if none) and the first position at or
-// after start whose host did not fail (claimed by this plan, or the one
-// chosen); hosts between start and it fail this bucket for every job of
-// the same class until resources are released.
-func (r *Runner) walk(job *framework.Job, alt *framework.Alternative, term *framework.Term, bk framework.Bucket, b int, pins []framework.Pin, cands []cluster.HostID, start int) (pos, firstOpen int) {
+// position of the claimed host (-1 if none) and, when track is set, the
+// first position at or after start whose host the term alone does not
+// rule out (claimed by this plan, vetoed or over-filled by a preparer, or
+// the one chosen); hosts between start and it fail this bucket for every
+// job with the same term until resources are released.
+func (r *Runner) walk(job *framework.Job, alt *framework.Alternative, term *framework.Term, bk framework.Bucket, b int, pins []framework.Pin, cands []cluster.HostID, start int, track bool) (pos, firstOpen int) {
 	n := len(cands)
 	if cands == nil {
 		n = len(r.mark)
@@ -340,6 +346,9 @@ func (r *Runner) walk(job *framework.Job, alt *framework.Alternative, term *fram
 			continue
 		}
 		if reason, _ := r.check(job, alt, term, bk.Slots, pins, h, cands == nil); reason != framework.None {
+			if track && firstOpen < 0 && r.termFits(job, term, bk.Slots, h, cands == nil) {
+				firstOpen = i // only a preparer ruled it out: another job may fit
+			}
 			continue
 		}
 		r.claim(h, b)
@@ -399,6 +408,27 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 		}
 	}
 	return framework.None, -1
+}
+
+// termFits reports whether nslots tasks of term alone fit host h now: the
+// checks before the prepare fan-out, and the term's own per-slot rusage.
+// When it is false no job with this term fits h, whatever its preparers
+// add.
+func (r *Runner) termFits(job *framework.Job, term *framework.Term, nslots int, h cluster.HostID, checkQueue bool) bool {
+	if r.hostState[h] != framework.None || checkQueue && !r.view.Cluster.QueueHasHost(job.Spec.Queue, h) {
+		return false
+	}
+	st := r.view.State
+	vals := st.HostVals(h)
+	if !term.Select.Match(vals) || vals[cluster.ColSlots] < float64(nslots) {
+		return false
+	}
+	for _, ru := range term.PerSlot {
+		if !cluster.Within(ru.Amount*float64(nslots), st.Free(h, ru.Res)) {
+			return false
+		}
+	}
+	return true
 }
 
 // prepare rebuilds r.req for placing nslots tasks of term on host h and
@@ -489,15 +519,7 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 		r.claims = r.claims[:0]
 		return nil
 	}
-	alloc := &cluster.JobAlloc{Hosts: make([]cluster.HostAlloc, len(r.claims))}
-	for i, c := range r.claims {
-		alloc.Hosts[i] = cluster.HostAlloc{Host: c.Host, Slots: c.Slots, Res: slices.Clone(c.Res), Counters: slices.Clone(c.Counters)}
-	}
-	for _, sh := range alt.Shared {
-		if sh.Amount > 0 {
-			alloc.Shared = append(alloc.Shared, sh)
-		}
-	}
+	alloc := r.newJobAlloc(alt)
 	for _, sh := range alloc.Shared {
 		st.ReserveShared(sh.Shared, sh.Amount)
 	}
@@ -515,6 +537,64 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 	job.Alloc = alloc
 	job.State = framework.Running
 	return nil
+}
+
+// smallAlloc holds a job allocation of one host, a few consumables and
+// counters and one shared resource in a single heap object: most jobs
+// are that small, and a cycle that starts 100,000 of them would otherwise
+// make four or five allocations per job.
+type smallAlloc struct {
+	alloc  cluster.JobAlloc
+	host   [1]cluster.HostAlloc
+	res    [2]cluster.ResAmount
+	cnt    [4]cluster.CounterAmount
+	shared [1]cluster.SharedAmount
+}
+
+// newJobAlloc copies the attempt's claims and alt's shared needs into a
+// new JobAlloc that shares nothing with the runner's buffers. The claims'
+// Res and Counters snapshots lie back to back in r.arena and r.counters,
+// in claim order, so each is copied once and sliced per host.
+func (r *Runner) newJobAlloc(alt *framework.Alternative) *cluster.JobAlloc {
+	nshared := 0
+	for _, sh := range alt.Shared {
+		if sh.Amount > 0 {
+			nshared++
+		}
+	}
+	var alloc *cluster.JobAlloc
+	var res []cluster.ResAmount
+	var cnt []cluster.CounterAmount
+	if b := (*smallAlloc)(nil); len(r.claims) == 1 && len(r.arena) <= len(b.res) && len(r.counters) <= len(b.cnt) && nshared <= len(b.shared) {
+		b = new(smallAlloc)
+		alloc = &b.alloc
+		alloc.Hosts, alloc.Shared = b.host[:1:1], b.shared[:0:nshared]
+		res, cnt = b.res[:len(r.arena):len(r.arena)], b.cnt[:len(r.counters):len(r.counters)]
+	} else {
+		alloc = &cluster.JobAlloc{Hosts: make([]cluster.HostAlloc, len(r.claims))}
+		if nshared > 0 {
+			alloc.Shared = make([]cluster.SharedAmount, 0, nshared)
+		}
+		res, cnt = make([]cluster.ResAmount, len(r.arena)), make([]cluster.CounterAmount, len(r.counters))
+	}
+	copy(res, r.arena)
+	copy(cnt, r.counters)
+	for i, c := range r.claims {
+		h := cluster.HostAlloc{Host: c.Host, Slots: c.Slots}
+		if n := len(c.Res); n > 0 {
+			h.Res, res = res[:n:n], res[n:]
+		}
+		if n := len(c.Counters); n > 0 {
+			h.Counters, cnt = cnt[:n:n], cnt[n:]
+		}
+		alloc.Hosts[i] = h
+	}
+	for _, sh := range alt.Shared {
+		if sh.Amount > 0 {
+			alloc.Shared = append(alloc.Shared, sh)
+		}
+	}
+	return alloc
 }
 
 func (r *Runner) commit(job *framework.Job, alloc *cluster.JobAlloc) error {

@@ -3,7 +3,9 @@
 package clustertest
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/resreq"
@@ -86,11 +88,16 @@ func Build(s Spec) *cluster.Cluster {
 			}
 			job.Queue = q
 		}
-		for h := range c.Hosts {
-			if n := j.Running[c.Hosts[h].Name]; n > 0 {
-				job.RunningOn = append(job.RunningOn, cluster.HostSlots{Host: cluster.HostID(h), Slots: n})
+		for name, n := range j.Running {
+			h, ok := c.HostByName(name)
+			if !ok {
+				panic("unknown host " + name)
+			}
+			if n > 0 {
+				job.RunningOn = append(job.RunningOn, cluster.HostSlots{Host: h, Slots: n})
 			}
 		}
+		slices.SortFunc(job.RunningOn, func(a, b cluster.HostSlots) int { return cmp.Compare(a.Host, b.Host) })
 		c.Jobs = append(c.Jobs, job)
 	}
 	return c
