@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/xce-sched/xce/cluster"
@@ -10,17 +11,27 @@ import (
 // MemCommitter is the in-memory committer used by `xce schedule` and the
 // simulator: it records each committed allocation by job ID. The cluster
 // State itself is kept by the runner; this is the record of who holds what.
+//
+// It keeps an append-only log of commits and removals (one 16-byte entry
+// each, no hashing on the scheduling path) and builds its by-ID index only
+// when asked; the log is compacted once it is more than twice the live
+// records.
 type MemCommitter struct {
-	allocs map[cluster.JobID]*cluster.JobAlloc
-	txn    memTxn
+	log   []memEntry                         // commits (alloc set) and removals (nil), in order
+	live  int                                // commits less removals since the last compaction (an estimate of the live records)
+	index map[cluster.JobID]*cluster.JobAlloc // built from log on demand; nil when stale
+	txn   memTxn
+}
+
+type memEntry struct {
+	id    cluster.JobID
+	alloc *cluster.JobAlloc // nil: the job was removed
 }
 
 var _ framework.Committer = (*MemCommitter)(nil)
 
 // NewMemCommitter returns an empty in-memory committer.
-func NewMemCommitter() *MemCommitter {
-	return &MemCommitter{allocs: map[cluster.JobID]*cluster.JobAlloc{}}
-}
+func NewMemCommitter() *MemCommitter { return &MemCommitter{} }
 
 // Begin implements framework.Committer. Only one transaction is open at a
 // time (the runner commits one job at a time).
@@ -32,13 +43,50 @@ func (m *MemCommitter) Begin(job *framework.Job) framework.Txn {
 }
 
 // Alloc returns the committed allocation of job id, or nil.
-func (m *MemCommitter) Alloc(id cluster.JobID) *cluster.JobAlloc { return m.allocs[id] }
+func (m *MemCommitter) Alloc(id cluster.JobID) *cluster.JobAlloc { return m.byID()[id] }
 
 // Len returns the number of committed allocations.
-func (m *MemCommitter) Len() int { return len(m.allocs) }
+func (m *MemCommitter) Len() int { return len(m.byID()) }
 
 // Remove forgets job id's allocation (the job finished).
-func (m *MemCommitter) Remove(id cluster.JobID) { delete(m.allocs, id) }
+func (m *MemCommitter) Remove(id cluster.JobID) {
+	m.live--
+	m.append(memEntry{id: id})
+}
+
+func (m *MemCommitter) append(e memEntry) {
+	m.log = append(m.log, e)
+	m.index = nil
+	if len(m.log) > 2*m.live+1024 {
+		m.compact()
+	}
+}
+
+// byID replays the log into the index.
+func (m *MemCommitter) byID() map[cluster.JobID]*cluster.JobAlloc {
+	if m.index == nil {
+		m.index = make(map[cluster.JobID]*cluster.JobAlloc, m.live)
+		for _, e := range m.log {
+			if e.alloc != nil {
+				m.index[e.id] = e.alloc
+			} else {
+				delete(m.index, e.id)
+			}
+		}
+	}
+	return m.index
+}
+
+// compact rewrites the log as one entry per live record, in job ID order.
+func (m *MemCommitter) compact() {
+	idx := m.byID()
+	m.log = m.log[:0]
+	for id, a := range idx {
+		m.log = append(m.log, memEntry{id, a})
+	}
+	slices.SortFunc(m.log, func(a, b memEntry) int { return cmp.Compare(a.id, b.id) })
+	m.live = len(m.log)
+}
 
 type memTxn struct {
 	m     *MemCommitter
@@ -78,7 +126,8 @@ func (t *memTxn) Commit() error {
 	if len(t.alloc.Shared) > 0 {
 		a.Shared = slices.Clone(t.alloc.Shared)
 	}
-	t.m.allocs[t.id] = a
+	t.m.live++
+	t.m.append(memEntry{t.id, a})
 	t.open = false
 	return nil
 }

@@ -44,9 +44,10 @@ type Scheduler struct {
 	early    bool   // ... by a job that ended before its estimated end
 	stable   []bool // per queue: its picker keeps a stable order
 
-	// running holds the running jobs; runIdx their positions in it.
+	// running holds the running jobs and, until the next compaction, up
+	// to as many jobs that have since finished (ended counts them).
 	running []*framework.Job
-	runIdx  map[*framework.Job]int
+	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
 }
 
@@ -157,7 +158,6 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		}
 		s.Jobs = append(s.Jobs, job)
 	}
-	s.runIdx = map[*framework.Job]int{}
 	for _, j := range s.Jobs {
 		switch j.State {
 		case framework.Running:
@@ -297,25 +297,31 @@ func (s *Scheduler) compactPending() {
 	s.pending = kept
 }
 
-// Running returns the running jobs, in no particular order. The slice is
-// valid until the next start or finish.
-func (s *Scheduler) Running() []*framework.Job { return s.running }
-
-func (s *Scheduler) addRunning(j *framework.Job) {
-	s.runIdx[j] = len(s.running)
-	s.running = append(s.running, j)
+// Running returns the running jobs in the order they started. The slice
+// is the scheduler's: do not modify it; it is valid until the next start
+// or finish.
+func (s *Scheduler) Running() []*framework.Job {
+	s.compactRunning()
+	return s.running
 }
 
-func (s *Scheduler) removeRunning(j *framework.Job) {
-	i, ok := s.runIdx[j]
-	if !ok {
+func (s *Scheduler) addRunning(j *framework.Job) { s.running = append(s.running, j) }
+
+// removeRunning notes that a running job finished; the list drops such
+// jobs when it is next read, or once they are half of it (amortized O(1)
+// per job, with no index to keep).
+func (s *Scheduler) removeRunning() {
+	if s.ended++; s.ended > len(s.running)/2 {
+		s.compactRunning()
+	}
+}
+
+func (s *Scheduler) compactRunning() {
+	if s.ended == 0 {
 		return
 	}
-	last := s.running[len(s.running)-1]
-	s.running[i] = last
-	s.runIdx[last] = i
-	s.running = s.running[:len(s.running)-1]
-	delete(s.runIdx, j)
+	s.running = slices.DeleteFunc(s.running, func(j *framework.Job) bool { return j.State != framework.Running })
+	s.ended = 0
 }
 
 // Pending returns the jobs submitted by the last cycle that are still
@@ -354,7 +360,7 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 		return
 	}
 	s.runner.Release(job)
-	s.removeRunning(job)
+	s.removeRunning()
 	s.released = true
 	if now < satAdd(job.Start, estimate(job)) {
 		s.early = true
