@@ -277,6 +277,7 @@ func (r *Runner) FitsNowPlain(job *framework.Job) (fits, known bool) {
 // diagScratch holds diagnose's buffers between calls.
 type diagScratch struct {
 	alts, offs, sums []int
+	caps             []int // altNeverFits: the matching hosts' capacities
 	bounds           []framework.HostReasonCount
 }
 
@@ -411,7 +412,7 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 			need = job.Spec.TasksMin
 		}
 		total, largest, matching, slots := 0, 0, 0, 0
-		var caps []int
+		caps := r.diag.caps[:0]
 		for h := range c.Hosts {
 			id := cluster.HostID(h)
 			if !c.QueueHasHost(q, id) || !t.Select.Match(r.empty.HostVals(id)) || openOnly && r.hostState[id] != framework.None {
@@ -424,6 +425,7 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 			largest = max(largest, n)
 			caps = append(caps, n)
 		}
+		r.diag.caps = caps
 		if matching == 0 {
 			noMatch = true
 			continue
