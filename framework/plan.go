@@ -110,10 +110,21 @@ type JobPreparer interface {
 // job's equivalence class that the preparer's decisions depend on (for the
 // limit plugin: the limit instances that apply to the job). Two jobs with
 // the same compiled request, queue, task count and classes are decided
-// alike within a cycle, which the unsatisfiable cache and the host-walk
-// cursor rely on.
+// alike within a cycle, which the unsatisfiable cache relies on.
 type Classifier interface {
 	Class(job *Job) int32
+}
+
+// Slacker is an optional Preparer capability. Slack reports whether, in
+// view's state, the preparer's per-host pass can neither veto a host nor
+// add a need that fails, for any placement of job: any host, any bucket,
+// up to the job's largest task count (for the limit plugin: every limit
+// that applies counts over all hosts and has room for the whole job).
+// When every preparer is slack for a job, its hosts fit as if there were
+// no preparers, and the runner lets jobs with the same request share one
+// host diagnosis in a cycle (pending reasons).
+type Slacker interface {
+	Slack(job *Job, view *View) bool
 }
 
 // Picker orders the pending jobs of one queue for a cycle.

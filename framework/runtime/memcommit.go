@@ -17,8 +17,8 @@ import (
 // when asked; the log is compacted once it is more than twice the live
 // records.
 type MemCommitter struct {
-	log   []memEntry                         // commits (alloc set) and removals (nil), in order
-	live  int                                // commits less removals since the last compaction (an estimate of the live records)
+	log   []memEntry                          // commits (alloc set) and removals (nil), in order
+	live  int                                 // commits less removals since the last compaction (an estimate of the live records)
 	index map[cluster.JobID]*cluster.JobAlloc // built from log on demand; nil when stale
 	txn   memTxn
 }

@@ -93,7 +93,7 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 		}
 		return
 	}
-	d := r.diagnose(job)
+	d := r.sharedDiagnosis(job)
 	pr.Hosts = d.counts
 	switch {
 	case d.enough && (out.rejected || d.same):
@@ -117,6 +117,42 @@ func mainOf(host framework.Reason) framework.Reason {
 		return framework.LimitReached
 	}
 	return framework.NotEnoughSlots
+}
+
+// diagKey names a shared host diagnosis: the request, queue and task
+// count, and which alternatives the job-level checks ruled out.
+type diagKey struct {
+	static staticKey
+	vetoed uint64 // bit i: alternative i was ruled out
+}
+
+// sharedDiagnosis returns job's host diagnosis. Jobs with the same request,
+// queue, task count and vetoed alternatives whose preparers are all slack
+// (framework.Slacker: their hosts fit as if there were no preparers)
+// share the diagnosis of the first of them in the cycle, as jobs of one
+// class share their reasons: resources only shrink within a cycle, and
+// what stopped the first stops the others.
+func (r *Runner) sharedDiagnosis(job *framework.Job) diagnosis {
+	if !r.allSlack || len(r.altVeto) > 64 {
+		return r.diagnose(job)
+	}
+	for _, sl := range r.slackers {
+		if !sl.Slack(job, &r.view) {
+			return r.diagnose(job)
+		}
+	}
+	k := diagKey{static: staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}}
+	for i, v := range r.altVeto {
+		if v.reason != framework.None {
+			k.vetoed |= 1 << i
+		}
+	}
+	if d, ok := r.diags[k]; ok {
+		return d
+	}
+	d := r.diagnose(job)
+	r.diags[k] = d
+	return d
 }
 
 type reasonKey struct {
@@ -366,10 +402,11 @@ func (r *Runner) isStuck(job *framework.Job) bool {
 		return s
 	}
 	idle := framework.View{Cluster: r.view.Cluster, State: r.empty}
+	fits := r.openFits(job)
 	stuck := true
 	for ai := range job.Req.Alts {
 		alt := &job.Req.Alts[ai]
-		if why, noMatch := r.altNeverFits(job, alt, true); why != "" || noMatch {
+		if !fits[ai] {
 			continue
 		}
 		tasks := minTasks(job)
@@ -387,6 +424,23 @@ func (r *Runner) isStuck(job *framework.Job) bool {
 	}
 	r.stuck[key] = stuck
 	return stuck
+}
+
+// openFits returns, per alternative of job, whether it could run on the
+// queue's open hosts with nothing running (limits aside); cached, as
+// neverFits, per request, queue and task count.
+func (r *Runner) openFits(job *framework.Job) []bool {
+	key := staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}
+	if fits, ok := r.openFit[key]; ok {
+		return fits
+	}
+	fits := make([]bool, len(job.Req.Alts))
+	for ai := range job.Req.Alts {
+		why, noMatch := r.altNeverFits(job, &job.Req.Alts[ai], true)
+		fits[ai] = why == "" && !noMatch
+	}
+	r.openFit[key] = fits
+	return fits
 }
 
 // altNeverFits checks one alternative against the idle cluster (only its

@@ -43,6 +43,8 @@ type Runner struct {
 
 	jobPreparers []framework.JobPreparer
 	classifiers  []framework.Classifier
+	slackers     []framework.Slacker
+	allSlack     bool // every preparer is a Slacker
 	// classified: every preparer is a Classifier, so a job's class captures
 	// everything that decides whether it fits (else the unsatisfiable
 	// cache is off).
@@ -63,11 +65,15 @@ type Runner struct {
 	// a cycle). unsat holds the reasons of the classes that pended.
 	cursor map[cursorKey]int
 	unsat  map[classKey]framework.PendReasons
-	// never caches neverFits, which depends on nothing that changes; stuck
-	// caches stuck per class.
-	never map[staticKey]string
-	stuck map[classKey]bool
-	diag  diagScratch
+	// diags holds, per request and vetoed alternatives, the host diagnosis
+	// of the cycle's first pending job whose preparers were all slack.
+	diags map[diagKey]diagnosis
+	// never caches neverFits and openFits, which depend on nothing that
+	// changes; stuck caches isStuck per class.
+	never   map[staticKey]string
+	openFit map[staticKey][]bool
+	stuck   map[classKey]bool
+	diag    diagScratch
 }
 
 // cursorKey names what decides a host's fit before the preparers: the
@@ -104,7 +110,9 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		order:     map[int][]cluster.HostID{},
 		cursor:    map[cursorKey]int{},
 		unsat:     map[classKey]framework.PendReasons{},
+		diags:     map[diagKey]diagnosis{},
 		never:     map[staticKey]string{},
+		openFit:   map[staticKey][]bool{},
 		stuck:     map[classKey]bool{},
 		sigs:      map[string]int32{},
 	}
@@ -119,7 +127,11 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		} else {
 			r.classified = false
 		}
+		if sl, ok := p.(framework.Slacker); ok {
+			r.slackers = append(r.slackers, sl)
+		}
 	}
+	r.allSlack = len(r.slackers) == len(preparers)
 	return r
 }
 
@@ -132,6 +144,7 @@ func (r *Runner) View() *framework.View { return &r.view }
 func (r *Runner) BeginCycle() {
 	clear(r.cursor)
 	clear(r.unsat)
+	clear(r.diags)
 }
 
 // Allocate tries to place job with allocator a. It returns true when the job

@@ -102,6 +102,7 @@ var (
 	_ framework.Preparer    = (*Plugin)(nil)
 	_ framework.JobPreparer = (*Plugin)(nil)
 	_ framework.Classifier  = (*Plugin)(nil)
+	_ framework.Slacker     = (*Plugin)(nil)
 )
 
 // New compiles c's limits against state st, whose counters the plugin's
@@ -281,6 +282,34 @@ func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, task
 		}
 	}
 	return framework.None, -1
+}
+
+// Slack implements framework.Slacker: every limit that applies to job
+// counts over all hosts (no hosts consumer) and each of its counters has
+// room for the job's largest placement under any alternative (TasksMax
+// slots, or a compound alternative's tasks; their per-slot rusage; one
+// job; the shared rusage).
+func (p *Plugin) Slack(job *framework.Job, view *framework.View) bool {
+	p.bind(job)
+	for _, a := range p.applied {
+		if a.lim.lim.Hosts.Set() {
+			return false
+		}
+	}
+	for ai := range job.Req.Alts {
+		alt := &job.Req.Alts[ai]
+		tasks := job.Spec.TasksMax
+		if alt.Compound() {
+			tasks = 0
+			for _, t := range alt.Terms {
+				tasks += t.Tasks
+			}
+		}
+		if reason, _ := p.PrepareJob(job, alt, tasks, view); reason != framework.None {
+			return false
+		}
+	}
+	return true
 }
 
 func sharedAmount(alt *framework.Alternative, id int32) float64 {

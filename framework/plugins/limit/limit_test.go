@@ -164,6 +164,18 @@ func TestLimitForms(t *testing.T) {
 			want: []string{"h1*2 h2*2", "h1*1", "PEND LimitReached(two_jobs)"},
 		},
 		{
+			// Carol fills h1. Alice's 3 tasks find h1 full and h2 with 2
+			// slots: NotEnoughSlots (1 host). Bob may not use h2 at all: h1
+			// full, h2 over his limit, one host each, and the tie goes to
+			// the limit. Dave is like Alice: his limits (none) have room,
+			// so he shares her diagnosis; Bob, under a limit on a hosts
+			// list, must not.
+			name: "pending reasons: a job under a host limit is diagnosed on its own",
+			spec: ct.Spec{Hosts: hosts(2, 2, -1), Limits: []cluster.Limit{lim("bob_h2", func(l *cluster.Limit) { l.Users, l.Hosts, l.Slots = names("bob"), names("h2"), 0 })},
+				Jobs: []ct.Job{{ID: 1, User: "carol", Min: 2}, {ID: 2, User: "alice", Min: 3}, {ID: 3, User: "bob", Min: 3}, {ID: 4, User: "dave", Min: 3}}},
+			want: []string{"h1*2", "PEND NotEnoughSlots()", "PEND LimitReached(bob_h2)", "PEND NotEnoughSlots()"},
+		},
+		{
 			name: "jobs across users",
 			spec: ct.Spec{Hosts: hosts(1, 8, -1), Limits: []cluster.Limit{lim("two_jobs", func(l *cluster.Limit) { l.Users, l.Jobs = all, 2 })},
 				Jobs: []ct.Job{{ID: 1, User: "a", Min: 3}, {ID: 2, User: "b", Min: 1}, {ID: 3, User: "c", Min: 1}}},
@@ -193,5 +205,34 @@ func TestLimitForms(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSlack: a job's limits are slack when every limit that applies counts
+// over all hosts and has room for the job's largest placement. Alice runs
+// 2 of her 3 slots; a limit on host h2 binds only carol.
+func TestSlack(t *testing.T) {
+	spec := ct.Spec{Hosts: hosts(2, 8, -1), Limits: []cluster.Limit{
+		lim("user_slots", func(l *cluster.Limit) { l.Users, l.Slots = perAll, 3 }),
+		lim("carol_h2", func(l *cluster.Limit) { l.Users, l.Hosts, l.Slots = names("carol"), names("h2"), 4 }),
+	}, Jobs: []ct.Job{
+		{ID: 1, User: "alice", Min: 2, Running: map[string]int{"h1": 2}},
+		{ID: 2, User: "alice", Min: 1},                      // room 1 for 1: slack
+		{ID: 3, User: "alice", Min: 1, Max: 2},              // up to 2 in room 1: not
+		{ID: 4, User: "bob", Min: 3},                        // room 3 for 3: slack
+		{ID: 5, User: "bob", Min: 2, Max: 4},                // up to 4 in room 3: not
+		{ID: 6, User: "carol", Min: 1},                      // under a hosts limit: not
+		{ID: 7, User: "bob", Min: 3, ResReq: "1*{} + 2*{}"}, // compound, 3 in all: slack
+	}}
+	s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := &framework.View{Cluster: s.Cluster, State: s.State}
+	want := []bool{true, false, true, false, false, true}
+	for i, j := range s.Jobs[1:] {
+		if got := s.Limits.Slack(j, view); got != want[i] {
+			t.Errorf("job %d: Slack = %v, want %v", j.Spec.ID, got, want[i])
+		}
 	}
 }
