@@ -306,6 +306,7 @@ type outcome struct {
 // false when a bucket finds no host.
 func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative) bool {
 	r.newAttempt()
+	r.claims = slices.Grow(r.claims, len(plan.Buckets)) // grows with the largest plan only
 	stop := -1
 	for b, bk := range plan.Buckets {
 		term := &alt.Terms[bk.Term]

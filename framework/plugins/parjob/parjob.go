@@ -200,6 +200,7 @@ func (it *iterator) build() bool {
 func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
 	term := &it.req().Terms[ti]
 	add := func(slots, count int) {
+		it.plan.Buckets = slices.Grow(it.plan.Buckets, count)
 		for range count {
 			it.plan.Buckets = append(it.plan.Buckets, framework.Bucket{Slots: slots, Term: ti})
 		}
@@ -268,6 +269,7 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 	if len(term.Order) == 0 {
 		slices.SortStableFunc(caps, func(a, b int) int { return b - a })
 	}
+	it.plan.Buckets = slices.Grow(it.plan.Buckets, min(len(caps), n))
 	for _, c := range caps {
 		if n == 0 {
 			break
