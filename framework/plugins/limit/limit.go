@@ -86,6 +86,9 @@ type Plugin struct {
 	hostFirst map[hostKey]cluster.CounterID
 	shown     []Instance // every instance created, in creation order
 	classes   map[string]int32
+	// byConsumer memoizes bind per (user, project, queue): the limits that
+	// apply and the class depend on nothing else.
+	byConsumer map[consumerKey]binding
 
 	// The job whose applicable limits are cached.
 	job     *framework.Job
@@ -98,6 +101,16 @@ type applied struct {
 	inst int32 // instance number (without host)
 }
 
+type consumerKey struct {
+	user, project string
+	queue         cluster.QueueID
+}
+
+type binding struct {
+	applied []applied
+	class   int32
+}
+
 var (
 	_ framework.Preparer    = (*Plugin)(nil)
 	_ framework.JobPreparer = (*Plugin)(nil)
@@ -108,7 +121,8 @@ var (
 // New compiles c's limits against state st, whose counters the plugin's
 // instances live in.
 func New(c *cluster.Cluster, st *cluster.State) *Plugin {
-	p := &Plugin{c: c, st: st, instIdx: map[instKey]int32{}, hostFirst: map[hostKey]cluster.CounterID{}, classes: map[string]int32{}}
+	p := &Plugin{c: c, st: st, instIdx: map[instKey]int32{}, hostFirst: map[hostKey]cluster.CounterID{}, classes: map[string]int32{},
+		byConsumer: map[consumerKey]binding{}}
 	for i := range c.Limits {
 		l := &c.Limits[i]
 		cl := compiled{idx: int32(i), lim: l}
@@ -156,14 +170,26 @@ func matches(c cluster.Consumers, name string) bool {
 	return !c.Set() || c.All || slices.Contains(c.Names, name)
 }
 
-// bind computes (once per job) the limits that apply to job and their
-// instances.
+// bind sets the limits that apply to job and their instances, and the
+// job's class (computed once per consumer tuple).
 func (p *Plugin) bind(job *framework.Job) {
 	if p.job == job {
 		return
 	}
-	p.job, p.applied = job, p.applied[:0]
 	spec := job.Spec
+	key := consumerKey{spec.User, spec.Project, spec.Queue}
+	b, ok := p.byConsumer[key]
+	if !ok {
+		b = p.bindConsumer(spec)
+		p.byConsumer[key] = b
+	}
+	p.job, p.applied, p.class = job, b.applied, b.class
+}
+
+// bindConsumer computes the binding of the jobs of spec's user, project
+// and queue.
+func (p *Plugin) bindConsumer(spec *cluster.Job) binding {
+	var b binding
 	var sig []byte
 	for i := range p.limits {
 		cl := &p.limits[i]
@@ -189,7 +215,7 @@ func (p *Plugin) bind(job *framework.Job) {
 			p.instIdx[k] = n
 			p.instFirst = append(p.instFirst, -1)
 		}
-		p.applied = append(p.applied, applied{cl, n})
+		b.applied = append(b.applied, applied{cl, n})
 		sig = binary.AppendVarint(sig, int64(n))
 	}
 	id, ok := p.classes[string(sig)]
@@ -197,7 +223,8 @@ func (p *Plugin) bind(job *framework.Job) {
 		id = int32(len(p.classes))
 		p.classes[string(sig)] = id
 	}
-	p.class = id
+	b.class = id
+	return b
 }
 
 // counters returns the first counter of instance a on host h (the shared
