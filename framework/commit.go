@@ -18,3 +18,12 @@ type Txn interface {
 	// Abort discards the transaction's writes; it is idempotent.
 	Abort()
 }
+
+// AllocTxn is an optional Txn capability: PutAlloc writes a whole
+// allocation in one call, in place of one PutHost per host and one
+// PutShared per shared resource. a is the allocation the runner publishes
+// on the job once Commit succeeds; nobody modifies it afterwards, so the
+// transaction may keep it rather than copy it.
+type AllocTxn interface {
+	PutAlloc(a *cluster.JobAlloc) error
+}

@@ -251,6 +251,7 @@ func (d *dispatcher) setup() {
 		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
 	}
 	d.proj.reset(d.s.State)
+	d.proj.events = slices.Grow(d.proj.events, len(d.s.Running()))
 	for _, j := range d.s.Running() {
 		if at := expectedEnd(j, d.now); at < never {
 			d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})

@@ -36,7 +36,7 @@ func NewMemCommitter() *MemCommitter { return &MemCommitter{} }
 // Begin implements framework.Committer. Only one transaction is open at a
 // time (the runner commits one job at a time).
 func (m *MemCommitter) Begin(job *framework.Job) framework.Txn {
-	m.txn.id, m.txn.open = job.Spec.ID, true
+	m.txn.id, m.txn.open, m.txn.whole = job.Spec.ID, true, nil
 	m.txn.m = m
 	m.txn.alloc.Hosts, m.txn.alloc.Shared = m.txn.alloc.Hosts[:0], m.txn.alloc.Shared[:0]
 	return &m.txn
@@ -91,8 +91,17 @@ func (m *MemCommitter) compact() {
 type memTxn struct {
 	m     *MemCommitter
 	id    cluster.JobID
-	alloc cluster.JobAlloc // scratch, reused by every transaction
+	whole *cluster.JobAlloc // set by PutAlloc: kept as it is
+	alloc cluster.JobAlloc  // scratch for PutHost and PutShared, reused by every transaction
 	open  bool
+}
+
+var _ framework.AllocTxn = (*memTxn)(nil)
+
+// PutAlloc implements framework.AllocTxn: the record is a itself.
+func (t *memTxn) PutAlloc(a *cluster.JobAlloc) error {
+	t.whole = a
+	return nil
 }
 
 func (t *memTxn) PutHost(a cluster.HostAlloc) error {
@@ -115,6 +124,19 @@ func (t *memTxn) Commit() error {
 	if !t.open {
 		return nil
 	}
+	a := t.whole
+	if a == nil {
+		a = t.copyParts()
+	}
+	t.whole, t.open = nil, false
+	t.m.live++
+	t.m.append(memEntry{t.id, a})
+	return nil
+}
+
+// copyParts returns a new allocation holding what PutHost and PutShared
+// wrote (one heap object for the common one-host case).
+func (t *memTxn) copyParts() *cluster.JobAlloc {
 	var a *cluster.JobAlloc
 	if len(t.alloc.Hosts) == 1 {
 		rec := &memRecord{host: [1]cluster.HostAlloc{t.alloc.Hosts[0]}}
@@ -126,10 +148,7 @@ func (t *memTxn) Commit() error {
 	if len(t.alloc.Shared) > 0 {
 		a.Shared = slices.Clone(t.alloc.Shared)
 	}
-	t.m.live++
-	t.m.append(memEntry{t.id, a})
-	t.open = false
-	return nil
+	return a
 }
 
-func (t *memTxn) Abort() { t.open = false }
+func (t *memTxn) Abort() { t.open, t.whole = false, nil }

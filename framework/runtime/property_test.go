@@ -181,13 +181,27 @@ type failCommitter struct {
 	inner  framework.Committer
 	k      int
 	writes int
+	whole  bool // offer framework.AllocTxn: one write for the allocation
 }
 
 var errInjected = errors.New("injected commit failure")
 
 func (f *failCommitter) Begin(job *framework.Job) framework.Txn {
 	f.writes = 0
-	return &failTxn{f: f, inner: f.inner.Begin(job)}
+	x := &failTxn{f: f, inner: f.inner.Begin(job)}
+	if f.whole {
+		return &failAllocTxn{x}
+	}
+	return x
+}
+
+type failAllocTxn struct{ *failTxn }
+
+func (x *failAllocTxn) PutAlloc(a *cluster.JobAlloc) error {
+	if err := x.write(); err != nil {
+		return err
+	}
+	return x.inner.(framework.AllocTxn).PutAlloc(a)
 }
 
 type failTxn struct {
@@ -230,14 +244,21 @@ func (x *failTxn) Abort() { x.inner.Abort() }
 // every k of a job on three hosts with a license (3 host writes, 1 shared
 // write, the commit), leaves the state deep-equal to before, publishes no
 // allocation and returns the error; with no failure the job is placed.
+//
+// Through framework.AllocTxn the same job takes two writes (the
+// allocation, the commit), and the same holds for each.
 func TestCommitFaultInjection(t *testing.T) {
+	t.Run("per host", func(t *testing.T) { testCommitFaults(t, false, 5) })
+	t.Run("whole allocation", func(t *testing.T) { testCommitFaults(t, true, 2) })
+}
+
+func testCommitFaults(t *testing.T, whole bool, writes int) {
 	spec := ct.Spec{
 		Hosts:  []ct.Host{{Name: "a", Slots: 2, Mem: 8}, {Name: "b", Slots: 2, Mem: 8}, {Name: "c", Slots: 2, Mem: 8}},
 		Shared: []cluster.Shared{{Name: "lic", Total: 1}},
 	}
-	const writes = 5
 	for k := 1; k <= writes+1; k++ {
-		f := &failCommitter{k: k}
+		f := &failCommitter{k: k, whole: whole}
 		c := ct.Build(spec)
 		st := cluster.NewState(c)
 		inner := runtime.NewMemCommitter()

@@ -561,7 +561,7 @@ type smallAlloc struct {
 	alloc  cluster.JobAlloc
 	host   [1]cluster.HostAlloc
 	res    [2]cluster.ResAmount
-	cnt    [4]cluster.CounterAmount
+	cnt    [2]cluster.CounterAmount
 	shared [1]cluster.SharedAmount
 }
 
@@ -613,6 +613,17 @@ func (r *Runner) newJobAlloc(alt *framework.Alternative) *cluster.JobAlloc {
 
 func (r *Runner) commit(job *framework.Job, alloc *cluster.JobAlloc) error {
 	txn := r.committer.Begin(job)
+	if at, ok := txn.(framework.AllocTxn); ok {
+		if err := at.PutAlloc(alloc); err != nil {
+			txn.Abort()
+			return err
+		}
+		if err := txn.Commit(); err != nil {
+			txn.Abort()
+			return err
+		}
+		return nil
+	}
 	for _, h := range alloc.Hosts {
 		if err := txn.PutHost(h); err != nil {
 			txn.Abort()
