@@ -21,7 +21,9 @@ import (
 // compound), 10% with a license. The jobs belong to 100 users by a
 // multiplicative hash of their index, so a user's share does not depend on
 // the job's shape.
-func mixedCluster(policy cluster.Policy) *cluster.Cluster { return mixedClusterN(policy, 10000, 100000) }
+func mixedCluster(policy cluster.Policy) *cluster.Cluster {
+	return mixedClusterN(policy, 10000, 100000)
+}
 
 // mixedClusterN is mixedCluster with nhosts hosts and njobs jobs.
 func mixedClusterN(policy cluster.Policy, nhosts, njobs int) *cluster.Cluster {
