@@ -560,10 +560,14 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 type smallAlloc struct {
 	alloc  cluster.JobAlloc
 	host   [1]cluster.HostAlloc
-	res    [2]cluster.ResAmount
-	cnt    [2]cluster.CounterAmount
-	shared [1]cluster.SharedAmount
+	res    [smallRes]cluster.ResAmount
+	cnt    [smallCounters]cluster.CounterAmount
+	shared [smallShared]cluster.SharedAmount
 }
+
+// The most consumables, limit counters and shared resources a smallAlloc
+// holds.
+const smallRes, smallCounters, smallShared = 2, 2, 1
 
 // newJobAlloc copies the attempt's claims and alt's shared needs into a
 // new JobAlloc that shares nothing with the runner's buffers. The claims'
@@ -579,10 +583,13 @@ func (r *Runner) newJobAlloc(alt *framework.Alternative) *cluster.JobAlloc {
 	var alloc *cluster.JobAlloc
 	var res []cluster.ResAmount
 	var cnt []cluster.CounterAmount
-	if b := (*smallAlloc)(nil); len(r.claims) == 1 && len(r.arena) <= len(b.res) && len(r.counters) <= len(b.cnt) && nshared <= len(b.shared) {
-		b = new(smallAlloc)
+	if len(r.claims) == 1 && len(r.arena) <= smallRes && len(r.counters) <= smallCounters && nshared <= smallShared {
+		b := new(smallAlloc)
 		alloc = &b.alloc
-		alloc.Hosts, alloc.Shared = b.host[:1:1], b.shared[:0:nshared]
+		alloc.Hosts = b.host[:1:1]
+		if nshared > 0 {
+			alloc.Shared = b.shared[:0:nshared]
+		}
 		res, cnt = b.res[:len(r.arena):len(r.arena)], b.cnt[:len(r.counters):len(r.counters)]
 	} else {
 		alloc = &cluster.JobAlloc{Hosts: make([]cluster.HostAlloc, len(r.claims))}
