@@ -15,6 +15,11 @@ type freeIndex struct {
 	level []uint8    // per host: its level
 	pos   []int32    // per host: its position in lists[level]
 	lists [][]HostID // per level: its hosts, in no particular order
+	// moves counts the hosts moved since the index was last read. A state
+	// that changes much more than it is read (a projection replaying
+	// events) drops its index rather than keep it up to date, and rebuilds
+	// it when next read: upkeep costs at most O(hosts) per read.
+	moves int
 }
 
 // freeLevel returns the level of a host with free free slots: 0 for a full
@@ -87,6 +92,7 @@ func (s *State) levelOf(h HostID) uint8 {
 func (s *State) freeIndex() *freeIndex {
 	ix := &s.free
 	if ix.live {
+		ix.moves = 0
 		return ix
 	}
 	n := len(s.c.Hosts)
@@ -103,7 +109,7 @@ func (s *State) freeIndex() *freeIndex {
 		ix.level[h], ix.pos[h] = k, int32(len(ix.lists[k]))
 		ix.lists[k] = append(ix.lists[k], HostID(h))
 	}
-	ix.live = true
+	ix.live, ix.moves = true, 0
 	return ix
 }
 
@@ -117,6 +123,10 @@ func (s *State) slotsChanged(h HostID) {
 	k := s.levelOf(h)
 	old := ix.level[h]
 	if k == old {
+		return
+	}
+	if ix.moves++; ix.moves > len(ix.level)/4+64 {
+		ix.live = false
 		return
 	}
 	// Swap-remove h from its old level, append it to the new one.

@@ -44,9 +44,10 @@ func levelHosts(s *State, k int) []HostID {
 	return out
 }
 
-// TestFreeIndex: over random reservations, releases, whole and row-wise
-// re-syncs and window minima, on a base state and a derived one, every
-// level of the index holds exactly the hosts the oracle finds.
+// TestFreeIndex: over random reservations, releases, bursts of changes
+// with no read in between, whole and row-wise re-syncs and window minima,
+// on a base state and a derived one, every level of the index holds
+// exactly the hosts the oracle finds.
 func TestFreeIndex(t *testing.T) {
 	for _, tc := range []struct{ n, maxSlots, levels int }{{9, 9, 5}, {trackHosts + 7, 40, 7}} {
 		n := tc.n
@@ -77,7 +78,18 @@ func TestFreeIndex(t *testing.T) {
 			for step := range 6000 {
 				h := HostID(rng.IntN(n))
 				a := HostAlloc{Host: h, Slots: 1 + rng.IntN(max(base.FreeSlots(h), 1)), Res: []ResAmount{{0, 1}}}
-				switch rng.IntN(6) {
+				switch rng.IntN(7) {
+				case 6: // a burst of changes with no read: the index may drop and rebuild
+					for range 400 {
+						h := HostID(rng.IntN(n))
+						if base.FreeSlots(h) > 0 {
+							a := HostAlloc{Host: h, Slots: 1}
+							base.Reserve(&a)
+							base.Release(&a)
+							base.Reserve(&a)
+							held = append(held, a)
+						}
+					}
 				case 0:
 					if base.FreeSlots(h) >= a.Slots {
 						base.Reserve(&a)
