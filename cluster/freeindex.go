@@ -9,6 +9,12 @@ import "math/bits"
 // of a host's free slots, and built lazily: a state that is copied whole
 // (Clone, CopyFrom) drops it and rebuilds it on first use.
 
+// FreeIndexHosts is the cluster size from which the free-slot index pays
+// for its upkeep; allocators scan the hosts of smaller clusters instead
+// (on 100 hosts a scan costs less than keeping the index of a projection
+// that replays thousands of events).
+const FreeIndexHosts = 1024
+
 // freeIndex is the free-slot index of one state.
 type freeIndex struct {
 	live  bool
@@ -116,10 +122,13 @@ func (s *State) freeIndex() *freeIndex {
 // slotsChanged moves host h to the level of its current free slots, when
 // the index is live.
 func (s *State) slotsChanged(h HostID) {
-	ix := &s.free
-	if !ix.live {
-		return
+	if s.free.live {
+		s.moveHost(h)
 	}
+}
+
+func (s *State) moveHost(h HostID) {
+	ix := &s.free
 	k := s.levelOf(h)
 	old := ix.level[h]
 	if k == old {

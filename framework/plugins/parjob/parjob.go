@@ -21,6 +21,9 @@ const Name = "parjob"
 type Plugin struct {
 	it   iterator
 	caps []int // capacities scratch
+	// indexFrom is the cluster size from which no-span sizing reads the
+	// state's free-slot levels instead of scanning every host.
+	indexFrom int
 }
 
 var (
@@ -29,7 +32,7 @@ var (
 )
 
 // New returns a parjob allocator.
-func New() *Plugin { return &Plugin{} }
+func New() *Plugin { return &Plugin{indexFrom: cluster.FreeIndexHosts} }
 
 // Name implements framework.Plugin.
 func (*Plugin) Name() string { return Name }
@@ -239,8 +242,17 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		}
 	}
 	switch hosts := v.Cluster.Queues[q].Hosts; {
-	case hosts == nil && len(term.Order) == 0 && pin == nil:
+	case hosts == nil && len(term.Order) == 0 && pin == nil && len(v.Cluster.Hosts) >= it.p.indexFrom:
 		caps, total = it.largestCaps(caps, term, n)
+	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain():
+		// A small cluster, and no select, rusage, order or same: a host's
+		// capacity is its free slots if it is open.
+		for h := range v.Cluster.Hosts {
+			if c := v.State.FreeSlots(cluster.HostID(h)); c > 0 && v.Cluster.Hosts[h].Status == cluster.HostOK {
+				caps = append(caps, c)
+				total += c
+			}
+		}
 	case len(term.Order) > 0:
 		for _, h := range v.Ordered(q, term) {
 			visit(h)

@@ -19,7 +19,9 @@ import (
 // (each usable host's capacity — free slots bounded by free mem over the
 // per-slot mem — sorted largest first, the last bucket taking the rest),
 // whatever the free-slot levels the allocator reads them from; with no
-// plan when the capacities add up to less than the job's tasks.
+// plan when the capacities add up to less than the job's tasks. Both
+// sizing paths are checked: the scan of small clusters and the free-slot
+// levels of large ones.
 func TestPropertyLargestFirst(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nh := rapid.IntRange(1, 60).Draw(t, "hosts")
@@ -100,19 +102,23 @@ func TestPropertyLargestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		job := &framework.Job{Spec: &cluster.Job{TasksMin: n, TasksMax: n}, Req: req}
-		it, err := New().Plans(job, &framework.View{Cluster: c, State: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, ok := it.Next()
-		var got []int
-		if ok {
-			for _, b := range plan.Buckets {
-				got = append(got, b.Slots)
+		// The same buckets whether the plugin scans the hosts (a small
+		// cluster) or reads the free-slot levels (as from 1,024 hosts).
+		for _, p := range []*Plugin{New(), {indexFrom: 0}} {
+			it, err := p.Plans(job, &framework.View{Cluster: c, State: st})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("%q, %d tasks: buckets %v, want %v", rr, n, got, want)
+			plan, ok := it.Next()
+			var got []int
+			if ok {
+				for _, b := range plan.Buckets {
+					got = append(got, b.Slots)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q, %d tasks, index from %d hosts: buckets %v, want %v", rr, n, p.indexFrom, got, want)
+			}
 		}
 	})
 }
