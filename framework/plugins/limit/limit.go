@@ -58,11 +58,6 @@ type instKey struct {
 	project string
 }
 
-type hostKey struct {
-	inst int32
-	host cluster.HostID
-}
-
 // Instance is one limit instance as `xce limits` shows it.
 type Instance struct {
 	Limit   int // index in Cluster.Limits
@@ -83,7 +78,10 @@ type Plugin struct {
 	insts     []instKey         // interned instances, by instance number
 	instIdx   map[instKey]int32 // instance → number
 	instFirst []cluster.CounterID
-	hostFirst map[hostKey]cluster.CounterID
+	// hostFirst is, per instance of a per-host limit, the first counter
+	// of each host's instance (-1 until first used), indexed by HostID:
+	// the host walk looks it up without hashing.
+	hostFirst [][]cluster.CounterID
 	shown     []Instance // every instance created, in creation order
 	classes   map[string]int32
 	// byConsumer memoizes bind per (user, project, queue): the limits that
@@ -121,7 +119,7 @@ var (
 // New compiles c's limits against state st, whose counters the plugin's
 // instances live in.
 func New(c *cluster.Cluster, st *cluster.State) *Plugin {
-	p := &Plugin{c: c, st: st, instIdx: map[instKey]int32{}, hostFirst: map[hostKey]cluster.CounterID{}, classes: map[string]int32{},
+	p := &Plugin{c: c, st: st, instIdx: map[instKey]int32{}, classes: map[string]int32{},
 		byConsumer: map[consumerKey]binding{}}
 	for i := range c.Limits {
 		l := &c.Limits[i]
@@ -231,13 +229,21 @@ func (p *Plugin) bindConsumer(spec *cluster.Job) binding {
 // instance when the limit is not per host), creating it on first use.
 func (p *Plugin) counters(a applied, h cluster.HostID) cluster.CounterID {
 	if a.lim.lim.Hosts.PerConsumer {
-		k := hostKey{a.inst, h}
-		id, ok := p.hostFirst[k]
-		if !ok {
-			id = p.create(a, h)
-			p.hostFirst[k] = id
+		for int(a.inst) >= len(p.hostFirst) {
+			p.hostFirst = append(p.hostFirst, nil)
 		}
-		return id
+		firsts := p.hostFirst[a.inst]
+		if firsts == nil {
+			firsts = make([]cluster.CounterID, len(p.c.Hosts))
+			for i := range firsts {
+				firsts[i] = -1
+			}
+			p.hostFirst[a.inst] = firsts
+		}
+		if firsts[h] < 0 {
+			firsts[h] = p.create(a, h)
+		}
+		return firsts[h]
 	}
 	if p.instFirst[a.inst] < 0 {
 		p.instFirst[a.inst] = p.create(a, -1)
