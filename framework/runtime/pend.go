@@ -126,12 +126,13 @@ type diagKey struct {
 	vetoed uint64 // bit i: alternative i was ruled out
 }
 
-// sharedDiagnosis returns job's host diagnosis. Jobs with the same request,
-// queue, task count and vetoed alternatives whose preparers are all slack
-// (framework.Slacker: their hosts fit as if there were no preparers)
-// share the diagnosis of the first of them in the cycle, as jobs of one
-// class share their reasons: resources only shrink within a cycle, and
-// what stopped the first stops the others.
+// sharedDiagnosis returns job's host diagnosis. When every preparer is
+// slack for job (framework.Slacker: its limits have room for all of it),
+// limits are not why it pends: the diagnosis is made without the
+// preparers, and so is the same for every such job with the same request,
+// queue, task count and vetoed alternatives, whatever its user. It is
+// shared among them until the next job is placed (then the hosts have
+// changed, and the next one is made afresh).
 func (r *Runner) sharedDiagnosis(job *framework.Job) diagnosis {
 	if !r.allSlack || len(r.altVeto) > 64 {
 		return r.diagnose(job)
@@ -147,12 +148,21 @@ func (r *Runner) sharedDiagnosis(job *framework.Job) diagnosis {
 			k.vetoed |= 1 << i
 		}
 	}
-	if d, ok := r.diags[k]; ok {
-		return d
+	if e, ok := r.diags[k]; ok && e.placed == r.placed {
+		return e.d
 	}
+	r.bare = true
 	d := r.diagnose(job)
-	r.diags[k] = d
+	r.bare = false
+	r.diags[k] = sharedDiag{d, r.placed}
 	return d
+}
+
+// sharedDiag is a shared diagnosis and the runner's placement count when
+// it was made.
+type sharedDiag struct {
+	d      diagnosis
+	placed uint64
 }
 
 type reasonKey struct {
@@ -289,7 +299,7 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 // rusage[] or shared needs, and no preparer (limit) takes part: a host then
 // takes as many of its tasks as it has free slots, if it is open.
 func (r *Runner) plain(job *framework.Job) bool {
-	if len(r.preparers) > 0 || len(job.Req.Alts) != 1 || len(job.Req.Alts[0].Terms) != 1 || len(job.Req.Alts[0].Shared) > 0 {
+	if len(r.preparers) > 0 && !r.bare || len(job.Req.Alts) != 1 || len(job.Req.Alts[0].Terms) != 1 || len(job.Req.Alts[0].Shared) > 0 {
 		return false
 	}
 	return job.Req.Alts[0].Terms[0].Plain()

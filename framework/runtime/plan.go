@@ -47,6 +47,7 @@ func (r *Runner) Place(job *framework.Job, alloc *cluster.JobAlloc) error {
 		st.Give(alloc)
 		return fmt.Errorf("commit job %d: %w", job.Spec.ID, err)
 	}
+	r.placed++
 	job.Alloc = alloc
 	job.State = framework.Running
 	job.Reasons = framework.PendReasons{}

@@ -65,9 +65,12 @@ type Runner struct {
 	// a cycle). unsat holds the reasons of the classes that pended.
 	cursor map[cursorKey]int
 	unsat  map[classKey]framework.PendReasons
-	// diags holds, per request and vetoed alternatives, the host diagnosis
-	// of the cycle's first pending job whose preparers were all slack.
-	diags map[diagKey]diagnosis
+	// diags holds, per request and vetoed alternatives, the shared host
+	// diagnosis of jobs whose preparers are all slack (made without the
+	// preparers: bare), valid while placed is unchanged.
+	diags  map[diagKey]sharedDiag
+	bare   bool
+	placed uint64 // allocations this runner committed
 	// never caches neverFits and openFits, which depend on nothing that
 	// changes; stuck caches isStuck per class.
 	never   map[staticKey]string
@@ -110,7 +113,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		order:     map[int][]cluster.HostID{},
 		cursor:    map[cursorKey]int{},
 		unsat:     map[classKey]framework.PendReasons{},
-		diags:     map[diagKey]diagnosis{},
+		diags:     map[diagKey]sharedDiag{},
 		never:     map[staticKey]string{},
 		openFit:   map[staticKey][]bool{},
 		stuck:     map[classKey]bool{},
@@ -457,6 +460,9 @@ func (r *Runner) prepare(job *framework.Job, alt *framework.Alternative, term *f
 	for _, ru := range term.PerSlot {
 		q.Host.Add(ru.Res, ru.Amount*float64(nslots))
 	}
+	if r.bare {
+		return framework.None, -1
+	}
 	for _, p := range r.preparers {
 		if reason, detail := p.PrepareHost(q, h); reason != framework.None {
 			return reason, detail
@@ -545,6 +551,7 @@ func (r *Runner) finalize(job *framework.Job, alt *framework.Alternative) error 
 		return fmt.Errorf("commit job %d: %w", job.Spec.ID, err)
 	}
 	// The state keeps the reservations; the claims are now the job's.
+	r.placed++
 	r.claims = r.claims[:0]
 	r.arena = r.arena[:0]
 	r.counters = r.counters[:0]

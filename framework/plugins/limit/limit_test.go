@@ -176,6 +176,34 @@ func TestLimitForms(t *testing.T) {
 			want: []string{"h1*2", "PEND NotEnoughSlots()", "PEND LimitReached(bob_h2)", "PEND NotEnoughSlots()"},
 		},
 		{
+			// Host a (type A) is free, host b (type B) full. Ua's compound
+			// job needs 2 tasks on type B: NotEnoughSlots. Ua's limit (4
+			// slots) has room for the 3 tasks, so it is not why the job
+			// pends, although it would stop host a taking more than 4;
+			// ub, under no limit, shares the same diagnosis.
+			name: "pending reasons: a limit with room is not the reason",
+			spec: ct.Spec{Hosts: []ct.Host{{Name: "a", Slots: 8, Mem: -1, Type: "A"}, {Name: "b", Slots: 4, Mem: -1, Type: "B"}},
+				Limits: []cluster.Limit{lim("ua_slots", func(l *cluster.Limit) { l.Users, l.Slots = names("ua"), 4 })},
+				Jobs: []ct.Job{{ID: 1, User: "z", Min: 4, ResReq: "select[type==B]", Running: map[string]int{"b": 4}},
+					{ID: 2, User: "ua", Min: 3, ResReq: "1*{select[type==A]} + 2*{select[type==B]}"},
+					{ID: 3, User: "ub", Min: 3, ResReq: "1*{select[type==A]} + 2*{select[type==B]}"}}},
+			want: []string{"b*4", "PEND NotEnoughSlots()", "PEND NotEnoughSlots()"},
+		},
+		{
+			// U1's 5 tasks on one host find 4 + 4 free: SpanUnsatisfiable.
+			// U2's 6 tasks then take h1*4 h2*2, leaving 2 slots: u3's same
+			// request now pends for NotEnoughSlots; u1's diagnosis, made
+			// before u2's job started, no longer holds.
+			name: "pending reasons: a shared diagnosis ends when a job starts",
+			spec: ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 6, Mem: -1}, {Name: "h2", Slots: 4, Mem: -1}},
+				Limits: []cluster.Limit{lim("u1_slots", func(l *cluster.Limit) { l.Users, l.Slots = names("u1"), 100 })},
+				Jobs: []ct.Job{{ID: 1, User: "z", Min: 2, Running: map[string]int{"h1": 2}},
+					{ID: 2, User: "u1", Min: 5, ResReq: "span[hosts=1]"},
+					{ID: 3, User: "u2", Min: 6},
+					{ID: 4, User: "u3", Min: 5, ResReq: "span[hosts=1]"}}},
+			want: []string{"h1*2", "PEND SpanUnsatisfiable()", "h1*4 h2*2", "PEND NotEnoughSlots()"},
+		},
+		{
 			name: "jobs across users",
 			spec: ct.Spec{Hosts: hosts(1, 8, -1), Limits: []cluster.Limit{lim("two_jobs", func(l *cluster.Limit) { l.Users, l.Jobs = all, 2 })},
 				Jobs: []ct.Job{{ID: 1, User: "a", Min: 3}, {ID: 2, User: "b", Min: 1}, {ID: 3, User: "c", Min: 1}}},
