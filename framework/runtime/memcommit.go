@@ -15,7 +15,8 @@ import (
 // It keeps an append-only log of commits and removals (one 16-byte entry
 // each, no hashing on the scheduling path) and builds its by-ID index only
 // when asked; the log is compacted once it is more than twice the live
-// records.
+// records. It is not safe for concurrent use (Alloc and Len build the
+// index).
 type MemCommitter struct {
 	log   []memEntry                          // commits (alloc set) and removals (nil), in order
 	live  int                                 // commits less removals since the last compaction (an estimate of the live records)
