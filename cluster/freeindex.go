@@ -1,6 +1,9 @@
 package cluster
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // The free-slot index groups hosts by how many slots they have free, in
 // power-of-two levels, so that an allocator that wants the hosts with the
@@ -45,8 +48,11 @@ func (s *State) NumFreeLevels() int { return int(freeLevel(float64(s.limits.maxS
 // FreeLevelUpper returns the most free slots a host of level k can have:
 // 0 for level 0, else 2^k − 1.
 func FreeLevelUpper(k int) int {
-	if k <= 0 {
+	switch {
+	case k <= 0:
 		return 0
+	case k >= bits.UintSize-1:
+		return math.MaxInt
 	}
 	return 1<<k - 1
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -16,7 +17,7 @@ func TestFreeLevel(t *testing.T) {
 			t.Errorf("freeLevel(%v) = %d, want %d", c.free, got, c.level)
 		}
 	}
-	for k, want := range []int{0, 1, 3, 7, 15} {
+	for k, want := range map[int]int{0: 0, 1: 1, 2: 3, 3: 7, 4: 15, 62: 1<<62 - 1, 63: math.MaxInt, 64: math.MaxInt} {
 		if got := FreeLevelUpper(k); got != want {
 			t.Errorf("FreeLevelUpper(%d) = %d, want %d", k, got, want)
 		}

@@ -48,8 +48,9 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 		if !(free >= 0) { // NaN: the host lacks the resource
 			return 0
 		}
-		if k := int(math.Floor((free + cluster.Epsilon) / r.Amount)); k < n {
-			n = k
+		// Compared as floats: a tiny amount gives a quotient beyond int.
+		if k := math.Floor((free + cluster.Epsilon) / r.Amount); k < float64(n) {
+			n = int(k)
 		}
 	}
 	return max(n, 0)
@@ -61,8 +62,8 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 func (v *View) CapacityBound(t *Term) int {
 	n := v.State.MaxSlots()
 	for _, r := range t.PerSlot {
-		if r.Amount > 0 {
-			n = min(n, int(math.Floor((v.State.MaxTotal(r.Res)+cluster.Epsilon)/r.Amount)))
+		if k := math.Floor((v.State.MaxTotal(r.Res) + cluster.Epsilon) / r.Amount); r.Amount > 0 && k < float64(n) {
+			n = int(k)
 		}
 	}
 	return max(n, 0)
