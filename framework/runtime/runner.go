@@ -65,6 +65,7 @@ type Runner struct {
 	// a cycle). unsat holds the reasons of the classes that pended.
 	cursor map[cursorKey]int
 	unsat  map[classKey]framework.PendReasons
+	pended map[*framework.Request]bool // requests with a class in unsat
 	// diags holds, per request and vetoed alternatives, the shared host
 	// diagnosis of jobs whose preparers are all slack (made without the
 	// preparers: bare), valid while placed is unchanged.
@@ -113,6 +114,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		order:     map[int][]cluster.HostID{},
 		cursor:    map[cursorKey]int{},
 		unsat:     map[classKey]framework.PendReasons{},
+		pended:    map[*framework.Request]bool{},
 		diags:     map[diagKey]sharedDiag{},
 		never:     map[staticKey]string{},
 		openFit:   map[staticKey][]bool{},
@@ -147,6 +149,7 @@ func (r *Runner) View() *framework.View { return &r.view }
 func (r *Runner) BeginCycle() {
 	clear(r.cursor)
 	clear(r.unsat)
+	clear(r.pended)
 	clear(r.diags)
 }
 
@@ -167,13 +170,23 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 		r.pendBadRequest(job, job.ReqErr)
 		return false, nil
 	}
-	class := r.classOf(job)
-	if reasons, ok := r.unsat[class]; ok && !r.NoUnsatCache && r.classified {
-		job.Reasons = reasons
-		return false, nil
+	// A job's class is only worth computing when some job of its request
+	// already pended in this cycle (most placed jobs never need it).
+	var class classKey
+	known := r.pended[job.Req]
+	if known {
+		class = r.classOf(job)
+		if reasons, ok := r.unsat[class]; ok && !r.NoUnsatCache && r.classified {
+			job.Reasons = reasons
+			return false, nil
+		}
 	}
 	placed, err := r.allocate(job, a)
 	if err == nil && !placed {
+		if !known {
+			class = r.classOf(job)
+			r.pended[job.Req] = true
+		}
 		r.unsat[class] = job.Reasons
 	}
 	return placed, err
