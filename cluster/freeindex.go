@@ -46,7 +46,7 @@ func freeLevel(free float64) uint8 {
 func (s *State) NumFreeLevels() int { return int(freeLevel(float64(s.limits.maxSlots))) + 1 }
 
 // FreeLevelUpper returns the most free slots a host of level k can have:
-// 0 for level 0, else 2^k − 1.
+// 0 for level 0, else 2^k − 1 (math.MaxInt when that is beyond int).
 func FreeLevelUpper(k int) int {
 	switch {
 	case k <= 0:

@@ -297,9 +297,9 @@ func (s *Scheduler) compactPending() {
 	s.pending = kept
 }
 
-// Running returns the running jobs in the order they started. The slice
-// is the scheduler's: do not modify it; it is valid until the next start
-// or finish.
+// Running returns the running jobs in the order the scheduler saw them
+// start (the snapshot's first). The slice is the scheduler's: do not
+// modify it; it is valid until the next start or finish.
 func (s *Scheduler) Running() []*framework.Job {
 	s.compactRunning()
 	return s.running
