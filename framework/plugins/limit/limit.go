@@ -79,9 +79,10 @@ type Plugin struct {
 	instIdx   map[instKey]int32 // instance → number
 	instFirst []cluster.CounterID
 	// hostFirst is, per instance of a per-host limit, the first counter
-	// of each host's instance (-1 until first used), indexed by HostID:
-	// the host walk looks it up without hashing.
-	hostFirst [][]cluster.CounterID
+	// of each host's instance (-1 until first used), in pages of hostPage
+	// hosts indexed by HostID: the host walk looks it up without hashing,
+	// and memory grows with the pages of hosts an instance has touched.
+	hostFirst [][][]cluster.CounterID
 	shown     []Instance // every instance created, in creation order
 	classes   map[string]int32
 	// byConsumer memoizes bind per (user, project, queue): the limits that
@@ -225,6 +226,10 @@ func (p *Plugin) bindConsumer(spec *cluster.Job) binding {
 	return b
 }
 
+// hostPage is how many hosts one page of a per-host limit's counter
+// table covers.
+const hostPage = 64
+
 // counters returns the first counter of instance a on host h (the shared
 // instance when the limit is not per host), creating it on first use.
 func (p *Plugin) counters(a applied, h cluster.HostID) cluster.CounterID {
@@ -232,18 +237,23 @@ func (p *Plugin) counters(a applied, h cluster.HostID) cluster.CounterID {
 		for int(a.inst) >= len(p.hostFirst) {
 			p.hostFirst = append(p.hostFirst, nil)
 		}
-		firsts := p.hostFirst[a.inst]
-		if firsts == nil {
-			firsts = make([]cluster.CounterID, len(p.c.Hosts))
-			for i := range firsts {
-				firsts[i] = -1
+		dir := p.hostFirst[a.inst]
+		if dir == nil {
+			dir = make([][]cluster.CounterID, (len(p.c.Hosts)+hostPage-1)/hostPage)
+			p.hostFirst[a.inst] = dir
+		}
+		page := dir[h/hostPage]
+		if page == nil {
+			page = make([]cluster.CounterID, hostPage)
+			for i := range page {
+				page[i] = -1
 			}
-			p.hostFirst[a.inst] = firsts
+			dir[h/hostPage] = page
 		}
-		if firsts[h] < 0 {
-			firsts[h] = p.create(a, h)
+		if page[h%hostPage] < 0 {
+			page[h%hostPage] = p.create(a, h)
 		}
-		return firsts[h]
+		return page[h%hostPage]
 	}
 	if p.instFirst[a.inst] < 0 {
 		p.instFirst[a.inst] = p.create(a, -1)

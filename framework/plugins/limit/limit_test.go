@@ -264,3 +264,29 @@ func TestSlack(t *testing.T) {
 		}
 	}
 }
+
+// TestPerHostLimitManyHosts: one job per host on 200 hosts (so the
+// per-host counters span several pages of the plugin's table): jobs 1–200
+// take h1–h200 in host order, job 201 finds every host at its limit.
+func TestPerHostLimitManyHosts(t *testing.T) {
+	spec := ct.Spec{Hosts: hosts(200, 4, -1), Limits: []cluster.Limit{lim("one_job_per_host", func(l *cluster.Limit) { l.Hosts, l.Jobs = perAll, 1 })}}
+	for i := range 201 {
+		spec.Jobs = append(spec.Jobs, ct.Job{ID: cluster.JobID(i + 1), Min: 1})
+	}
+	s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Cycle(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range s.Jobs {
+		want := fmt.Sprintf("h%d*1", i+1)
+		if i == 200 {
+			want = "PEND LimitReached(one_job_per_host)"
+		}
+		if got := outcome(s, j); got != want {
+			t.Fatalf("job %d: got %q, want %q", j.Spec.ID, got, want)
+		}
+	}
+}
