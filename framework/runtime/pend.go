@@ -296,8 +296,9 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 }
 
 // plain reports whether job's request is one simple term with no select[],
-// rusage[] or shared needs, and no preparer (limit) takes part: a host then
-// takes as many of its tasks as it has free slots, if it is open.
+// rusage[] or shared needs, and no preparer (limit) takes part (none is
+// installed, or the diagnosis is bare): a host then takes as many of its
+// tasks as it has free slots, if it is open.
 func (r *Runner) plain(job *framework.Job) bool {
 	if len(r.preparers) > 0 && !r.bare || len(job.Req.Alts) != 1 || len(job.Req.Alts[0].Terms) != 1 || len(job.Req.Alts[0].Shared) > 0 {
 		return false
