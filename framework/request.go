@@ -123,3 +123,17 @@ func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 }
 
 // Compound reports whether alternative a has fixed per-term task counts.
 func (a *Alternative) Compound() bool { return a.Terms[0].Tasks > 0 }
+
+// TaskRange returns the fewest and the most tasks a placement of a job of
+// spec can have under alternative a: the job's task counts for a simple
+// alternative, the terms' fixed total (both ways) for a compound one.
+func (a *Alternative) TaskRange(spec *cluster.Job) (lo, hi int) {
+	if !a.Compound() {
+		return spec.TasksMin, spec.TasksMax
+	}
+	n := 0
+	for _, t := range a.Terms {
+		n += t.Tasks
+	}
+	return n, n
+}

@@ -266,13 +266,7 @@ func minTasks(job *framework.Job) int {
 	n := math.MaxInt
 	for i := range job.Req.Alts {
 		alt := &job.Req.Alts[i]
-		k := job.Spec.TasksMin
-		if alt.Compound() {
-			k = 0
-			for _, t := range alt.Terms {
-				k += t.Tasks
-			}
-		}
+		k, _ := alt.TaskRange(job.Spec)
 		n = min(n, k)
 	}
 	return n

@@ -277,13 +277,7 @@ func (r *Runner) prepareJob(job *framework.Job) {
 			}
 		}
 		if veto.reason == framework.None {
-			tasks := job.Spec.TasksMin
-			if alt.Compound() {
-				tasks = 0
-				for _, t := range alt.Terms {
-					tasks += t.Tasks
-				}
-			}
+			tasks, _ := alt.TaskRange(job.Spec)
 			for _, p := range r.jobPreparers {
 				if reason, detail := p.PrepareJob(job, alt, tasks, &r.view); reason != framework.None {
 					veto = reasonKey{reason, detail}

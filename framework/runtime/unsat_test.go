@@ -15,8 +15,12 @@ import (
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
 
-// decisionsOf runs one cycle and renders every job's decision.
-func decisionsOf(t *rapid.T, c *cluster.Cluster, noCache bool) []string {
+// fataler is what decisionsOf needs of a *testing.T or a *rapid.T.
+type fataler interface{ Fatal(args ...any) }
+
+// decisionsOf runs one cycle, after every job's submission, and renders
+// every job's decision; it also returns the scheduler.
+func decisionsOf(t fataler, c *cluster.Cluster, noCache bool) ([]string, *runtime.Scheduler) {
 	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry(), NoUnsatCache: noCache})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +37,7 @@ func decisionsOf(t *rapid.T, c *cluster.Cluster, noCache bool) []string {
 			out = append(out, fmt.Sprintf("%d PEND", j.Spec.ID))
 		}
 	}
-	return out
+	return out, s
 }
 
 // TestPropertyUnsatCache: over random clusters, limits and many jobs of few
@@ -59,7 +63,8 @@ func TestPropertyUnsatCache(t *testing.T) {
 			spec.Jobs = append(spec.Jobs, ct.Job{ID: cluster.JobID(i + 1), User: rapid.SampledFrom(users).Draw(t, "user"),
 				Min: min, Max: rapid.IntRange(min, 5).Draw(t, "max"), ResReq: genResReq(t)})
 		}
-		with, without := decisionsOf(t, ct.Build(spec), false), decisionsOf(t, ct.Build(spec), true)
+		with, _ := decisionsOf(t, ct.Build(spec), false)
+		without, _ := decisionsOf(t, ct.Build(spec), true)
 		if !reflect.DeepEqual(with, without) {
 			t.Fatalf("decisions differ with the cache:\n%v\nwithout:\n%v", with, without)
 		}

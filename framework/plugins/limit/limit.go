@@ -341,13 +341,7 @@ func (p *Plugin) Slack(job *framework.Job, view *framework.View) bool {
 	}
 	for ai := range job.Req.Alts {
 		alt := &job.Req.Alts[ai]
-		tasks := job.Spec.TasksMax
-		if alt.Compound() {
-			tasks = 0
-			for _, t := range alt.Terms {
-				tasks += t.Tasks
-			}
-		}
+		_, tasks := alt.TaskRange(job.Spec)
 		if reason, _ := p.PrepareJob(job, alt, tasks, view); reason != framework.None {
 			return false
 		}
