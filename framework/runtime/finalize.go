@@ -119,34 +119,35 @@ func (r *Runner) newJobAlloc(alt *framework.Alternative) *cluster.JobAlloc {
 	return alloc
 }
 
+// commit writes alloc through one committer transaction, aborting it on
+// any failure.
 func (r *Runner) commit(job *framework.Job, alloc *cluster.JobAlloc) error {
 	txn := r.committer.Begin(job)
+	if err := write(txn, alloc); err != nil {
+		txn.Abort()
+		return err
+	}
+	return nil
+}
+
+// write puts alloc in txn, whole when txn is a framework.AllocTxn, else
+// host by host and shared resource by shared resource, and commits it.
+func write(txn framework.Txn, alloc *cluster.JobAlloc) error {
 	if at, ok := txn.(framework.AllocTxn); ok {
 		if err := at.PutAlloc(alloc); err != nil {
-			txn.Abort()
 			return err
 		}
-		if err := txn.Commit(); err != nil {
-			txn.Abort()
-			return err
-		}
-		return nil
+		return txn.Commit()
 	}
 	for _, h := range alloc.Hosts {
 		if err := txn.PutHost(h); err != nil {
-			txn.Abort()
 			return err
 		}
 	}
 	for _, sh := range alloc.Shared {
 		if err := txn.PutShared(sh); err != nil {
-			txn.Abort()
 			return err
 		}
 	}
-	if err := txn.Commit(); err != nil {
-		txn.Abort()
-		return err
-	}
-	return nil
+	return txn.Commit()
 }
