@@ -64,37 +64,75 @@ func (s *State) Give(a *JobAlloc) {
 // Fits returns nil when a can be taken from s without any count going
 // negative, else an error naming the host or shared resource that would be
 // over-committed. Limit counters are not checked (a running job may exceed
-// a limit that was lowered). It reserves nothing.
+// a limit that was lowered). It reserves nothing: the check is TakeChecked
+// followed by Give.
 func (s *State) Fits(a *JobAlloc) error {
-	for _, h := range a.Hosts {
-		if free := s.FreeSlots(h.Host); h.Slots > free {
-			return fmt.Errorf("host %s: %d slots requested, %d free", s.c.Hosts[h.Host].Name, h.Slots, free)
-		}
-		for _, r := range h.Res {
-			if free := s.Free(h.Host, r.Res); !Within(r.Amount, free) {
-				return fmt.Errorf("host %s: %v %s requested, %v free", s.c.Hosts[h.Host].Name, r.Amount, s.c.Resources[r.Res], free)
-			}
-		}
+	if err := s.TakeChecked(a, false); err != nil {
+		return err
 	}
-	for _, sh := range a.Shared {
-		if free := s.sharedFree[sh.Shared]; !Within(sh.Amount, free) {
-			return fmt.Errorf("shared resource %s: %v requested, %v free", s.c.Shared[sh.Shared].Name, sh.Amount, free)
-		}
-	}
+	s.Give(a)
 	return nil
 }
 
 // FitsLimits is Fits that also checks the limit counters a charges: the
 // test for placing a planned allocation.
 func (s *State) FitsLimits(a *JobAlloc) error {
-	if err := s.Fits(a); err != nil {
+	if err := s.TakeChecked(a, true); err != nil {
 		return err
 	}
-	for _, h := range a.Hosts {
-		for _, c := range h.Counters {
-			if !Within(c.Amount, s.CounterFree(c.Counter)) {
-				return fmt.Errorf("limit %s: %v requested, %v free", s.c.Limits[s.Counter(c.Counter).Limit].Name, c.Amount, s.CounterFree(c.Counter))
+	s.Give(a)
+	return nil
+}
+
+// TakeChecked reserves a as the allocation runner claims it: host by host,
+// each part checked against what is free once the parts before it are
+// reserved (so the parts of one job that charge the same limit counter or
+// shared resource are checked on their sum, not each on its own), then
+// the shared resources. With limits set, the limit counters a charges are
+// checked too. An amount of 0 needs nothing, even of a resource the host
+// does not define. On failure nothing is reserved and the error names the
+// host, resource, shared resource or limit that would be over-committed.
+func (s *State) TakeChecked(a *JobAlloc, limits bool) error {
+	for i := range a.Hosts {
+		if err := s.hostFits(&a.Hosts[i], limits); err != nil {
+			for k := i - 1; k >= 0; k-- {
+				s.Release(&a.Hosts[k])
 			}
+			return err
+		}
+		s.Reserve(&a.Hosts[i])
+	}
+	for i, sh := range a.Shared {
+		if free := s.sharedFree[sh.Shared]; sh.Amount > 0 && !Within(sh.Amount, free) {
+			for k := i - 1; k >= 0; k-- {
+				s.ReleaseShared(a.Shared[k].Shared, a.Shared[k].Amount)
+			}
+			for k := len(a.Hosts) - 1; k >= 0; k-- {
+				s.Release(&a.Hosts[k])
+			}
+			return fmt.Errorf("shared resource %s: %v requested, %v free", s.c.Shared[sh.Shared].Name, sh.Amount, free)
+		}
+		s.ReserveShared(sh.Shared, sh.Amount)
+	}
+	return nil
+}
+
+// hostFits checks one part of an allocation against what is free now.
+func (s *State) hostFits(h *HostAlloc, limits bool) error {
+	if free := s.FreeSlots(h.Host); h.Slots > free {
+		return fmt.Errorf("host %s: %d slots requested, %d free", s.c.Hosts[h.Host].Name, h.Slots, free)
+	}
+	for _, r := range h.Res {
+		if free := s.Free(h.Host, r.Res); r.Amount > 0 && !Within(r.Amount, free) {
+			return fmt.Errorf("host %s: %v %s requested, %v free", s.c.Hosts[h.Host].Name, r.Amount, s.c.Resources[r.Res], free)
+		}
+	}
+	if !limits {
+		return nil
+	}
+	for _, c := range h.Counters {
+		if free := s.CounterFree(c.Counter); c.Amount > 0 && !Within(c.Amount, free) {
+			return fmt.Errorf("limit %s: %v requested, %v free", s.c.Limits[s.Counter(c.Counter).Limit].Name, c.Amount, free)
 		}
 	}
 	return nil

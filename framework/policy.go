@@ -23,7 +23,14 @@ type Dispatcher interface {
 	Allocate(job *Job) (bool, error)
 	// Earliest returns the earliest time at or after Now at which job fits
 	// during its whole estimated run, and the allocation it would get then;
-	// ok is false when no such time exists (the job can never run here).
+	// ok is false when no such time exists (the job can never run here, or
+	// reservations that never end hold what it needs). A job that holds a
+	// reservation kept from an earlier cycle (KeepsReservations) gives it
+	// up: it is re-planned with every other reservation in place and gets
+	// its old reservation back, hosts and all, unless an earlier time is
+	// free or the old one no longer fits (a running job overran its
+	// estimate). The caller then records the result with Reserve, or
+	// starts the job.
 	Earliest(job *Job) (r Reservation, ok bool)
 	// TryStart starts job now if it fits now for its whole estimated run,
 	// given the reservations; otherwise it records why it pends, as Block
@@ -32,8 +39,8 @@ type Dispatcher interface {
 	TryStart(job *Job) (started bool, err error)
 	// Start places job now with r.Alloc, which Earliest found at Now.
 	Start(job *Job, r Reservation) error
-	// Reserve records r for job: later Earliest calls respect it, and the
-	// job shows it.
+	// Reserve records r for job, in place of any reservation it held:
+	// later Earliest calls respect it, and the job shows it.
 	Reserve(job *Job, r Reservation)
 	// Block records why job pends: Priority when it would fit now but is
 	// held back for others' reservations or order, else its own reason.
@@ -49,13 +56,18 @@ type Dispatcher interface {
 	Unchanged(job *Job) bool
 }
 
-// StickyReservations is an optional Policy capability: a job that held a
-// reservation in the previous cycle is planned on the same hosts first, so
-// that, with exact estimates, no job ever starts later than its first
-// reservation (conservative backfilling's guarantee). EASY does without:
-// its one reservation floats, as in the classic algorithm.
-type StickyReservations interface {
-	StickyReservations()
+// KeepsReservations is an optional Policy capability: a job's reservation
+// outlives the cycle that made it. It stays in every later cycle's
+// projection, and only the job's own Earliest may move it, and only to an
+// earlier time (compression, Mu'alem & Feitelson 2001, IEEE TPDS 12(6),
+// §2): the job is re-planned with every other reservation in place and
+// keeps its old one, hosts and all, unless an earlier start is free. A
+// reservation moves later only when a running job overran its estimate
+// and the reservation overlaps the overrun (docs/backfill.md). This is
+// conservative backfilling's guarantee; EASY does without: its one
+// reservation floats, as in the classic algorithm.
+type KeepsReservations interface {
+	KeepsReservations()
 }
 
 // StableOrder is an optional Picker capability: the picker keeps the

@@ -32,11 +32,14 @@ type dispatcher struct {
 	order   []cluster.HostID // scratch: a walk order
 	mark    []bool           // scratch: per host
 	busy    map[cluster.QueueID][]cluster.HostID
-	// prev holds the reservations jobs had in the previous cycle; when the
-	// queue's policy wants sticky reservations, a job tries its reserved
-	// hosts first, so that reservations stay put.
-	prev   map[*framework.Job]*framework.Reservation
-	sticky bool
+	// held lists, in the cycle's order, the pending jobs whose queue keeps
+	// reservations (framework.KeepsReservations) and that hold one from an
+	// earlier cycle: setup puts them in the projection. verify: some may
+	// no longer fit (a running job overran its estimate, or a job was
+	// placed without regard to reservations), so setup checks each one
+	// against those before it.
+	held   []*framework.Job
+	verify bool
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -44,10 +47,8 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 // reset prepares the dispatcher for a cycle at time now.
 func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
-	if d.prev == nil {
-		d.prev = map[*framework.Job]*framework.Reservation{}
-	}
-	clear(d.prev)
+	clear(d.held)
+	d.held, d.verify = d.held[:0], false
 }
 
 // Now implements framework.Dispatcher.
@@ -60,8 +61,19 @@ func (d *dispatcher) allocator(job *framework.Job) framework.Allocator {
 	return d.s.par
 }
 
-// Allocate implements framework.Dispatcher.
+// Allocate implements framework.Dispatcher. A job it places took what it
+// needs without regard to the reservations, so the next cycle checks the
+// kept ones again (Scheduler.unguarded).
 func (d *dispatcher) Allocate(job *framework.Job) (bool, error) {
+	placed, err := d.allocate(job)
+	if placed {
+		d.s.unguarded = true
+	}
+	return placed, err
+}
+
+// allocate is one attempt of the live runner.
+func (d *dispatcher) allocate(job *framework.Job) (bool, error) {
 	placed, err := d.s.runner.Allocate(job, d.allocator(job))
 	if placed {
 		d.started(job)
@@ -81,6 +93,9 @@ func (d *dispatcher) Start(job *framework.Job, r framework.Reservation) error {
 // started records a job the cycle started: its start time, the observers,
 // and, for the projections, its estimated end and the changed free slots.
 func (d *dispatcher) started(job *framework.Job) {
+	if job.Reserved != nil {
+		d.unreserve(job)
+	}
 	job.Start = d.now
 	d.s.addRunning(job)
 	for _, o := range d.s.observers {
@@ -95,23 +110,38 @@ func (d *dispatcher) started(job *framework.Job) {
 // Reserve implements framework.Dispatcher.
 func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.setup()
+	if job.Reserved != nil {
+		d.unreserve(job)
+	}
 	d.proj.reserve(r.Start, r.End, r.Alloc)
 	rr := r
 	job.Reserved = &rr
 }
 
+// unreserve takes job's reservation out of the projection (if it is
+// there) and returns it; the job holds none afterwards.
+func (d *dispatcher) unreserve(job *framework.Job) *framework.Reservation {
+	r := job.Reserved
+	job.Reserved = nil
+	if r != nil && d.ready {
+		d.proj.unreserve(r.Alloc)
+	}
+	return r
+}
+
 // Unchanged implements framework.Dispatcher.
 //
-// Under a sticky-reservation policy (conservative) a release at the
+// Under a policy that keeps reservations (conservative) a release at the
 // estimated end changes nothing either: every reservation already assumed
 // it, and a job without one could never run. Under the others any release
 // may let a job start.
 func (d *dispatcher) Unchanged(job *framework.Job) bool { return job.Unchanged }
 
-// unchanged decides Unchanged for job at the start of the cycle.
-func (d *dispatcher) unchanged(job *framework.Job) bool {
+// unchanged decides Unchanged for job at the start of the cycle; keeps:
+// its queue's policy keeps reservations.
+func (d *dispatcher) unchanged(job *framework.Job, keeps bool) bool {
 	changed := d.released
-	if d.sticky {
+	if keeps {
 		changed = d.early
 	}
 	return d.incremental && !changed && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
@@ -159,7 +189,14 @@ func (d *dispatcher) Block(job *framework.Job) error {
 // them. At each candidate t the job is planned on the projection of the
 // window [t, t + estimate), after a cheap check that enough slots are free
 // throughout it.
+//
+// A job holding a kept reservation is compressed: only candidates before
+// its reserved start are tried; if none fits, it keeps the reservation as
+// it was (from now, if its start has passed) when that still fits with
+// every other reservation in place, and only otherwise (an overrun took
+// what it relied on) is the search carried on past it.
 func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) {
+	prev := d.unreserve(job)
 	if job.Req == nil || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
 		return framework.Reservation{}, false // no time will ever do (cached checks)
 	}
@@ -168,7 +205,14 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	d.times = d.proj.candidates(d.now, d.times)
 	sc := &d.scan
 	sc.reset(&d.proj)
+	kept := false
 	for _, t := range d.times {
+		if prev != nil && !kept && t >= prev.Start {
+			kept = true
+			if r, ok := d.keep(job, prev, est); ok {
+				return r, true
+			}
+		}
 		if sc.least(t, satAdd(t, est)) < need {
 			continue
 		}
@@ -176,22 +220,35 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 			return r, true
 		}
 	}
+	if prev != nil && !kept {
+		return d.keep(job, prev, est)
+	}
 	return framework.Reservation{}, false
+}
+
+// keep returns job's previous reservation prev, on the same hosts, from
+// max(prev.Start, now), if it still fits for the job's whole estimated run
+// with every other reservation in place.
+func (d *dispatcher) keep(job *framework.Job, prev *framework.Reservation, est int64) (framework.Reservation, bool) {
+	start := max(prev.Start, d.now)
+	end := satAdd(start, est)
+	d.proj.window(d.win, d.tmp, start, end)
+	if d.win.FitsLimits(prev.Alloc) != nil {
+		return framework.Reservation{}, false
+	}
+	return framework.Reservation{Start: start, End: end, Alloc: prev.Alloc}, true
 }
 
 // TryStart implements framework.Dispatcher.
 func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
 	if job.Req == nil {
-		return d.Allocate(job)
+		return d.allocate(job)
 	}
 	d.setup()
-	sticky := d.sticky && d.prev[job] != nil
-	if !sticky && !d.proj.reservedDuring(d.now, satAdd(d.now, estimate(job))) {
+	if job.Reserved == nil && !d.proj.reservedDuring(d.now, satAdd(d.now, estimate(job))) {
 		// Nothing reserved shrinks the window: the live state now is its
 		// least, and the live runner (with its cursors and cache) decides.
-		// (A job with a sticky reservation plans instead, to start on its
-		// reserved hosts, which later reservations rely on.)
-		return d.Allocate(job)
+		return d.allocate(job)
 	}
 	if r, ok := d.startsNow(job); ok {
 		return true, d.Start(job, r)
@@ -200,13 +257,18 @@ func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
 }
 
 // startsNow is Earliest limited to now: whether job fits now for its whole
-// estimated run, given the reservations.
+// estimated run, given the reservations (its own, if any, set aside).
 func (d *dispatcher) startsNow(job *framework.Job) (framework.Reservation, bool) {
 	if job.Req == nil {
 		return framework.Reservation{}, false
 	}
 	d.setup()
-	return d.planAt(job, d.now, estimate(job), minTasks(job))
+	prev := d.unreserve(job)
+	r, ok := d.planAt(job, d.now, estimate(job), minTasks(job))
+	if !ok && prev != nil {
+		d.Reserve(job, *prev)
+	}
+	return r, ok
 }
 
 // planAt plans job on the projection of [t, t + est).
@@ -220,17 +282,9 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		// Σ over hosts of the least free in the window: still too few.
 		return framework.Reservation{}, false
 	}
-	if p := d.prev[job]; p != nil && d.sticky && p.Start == t && d.win.FitsLimits(p.Alloc) == nil {
-		// The sticky reservation still holds as it was: keep it, hosts and
-		// all, without a walk.
-		return framework.Reservation{Start: t, End: end, Alloc: p.Alloc}, true
-	}
 	var order []cluster.HostID
 	if t > d.now {
 		order = d.busyFirst(job.Spec.Queue)
-	}
-	if p := d.prev[job]; p != nil && d.sticky {
-		order = d.reservedFirst(job.Spec.Queue, p.Alloc, order)
 	}
 	alloc, ok := d.planner.Plan(job, d.allocator(job), order)
 	if !ok {
@@ -240,7 +294,12 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 }
 
 // setup builds the projection on first use in the cycle: the running jobs'
-// estimated ends.
+// estimated ends and the kept reservations of the held jobs. When some of
+// those may no longer fit (d.verify), each is checked, in the cycle's
+// order, against the running jobs and the reservations before it; one that
+// does not fit is dropped (its job is re-planned in its turn and may move
+// later: only a reservation that overlaps an overrun, or what a job placed
+// without regard to reservations took, can fail).
 func (d *dispatcher) setup() {
 	if d.ready {
 		return
@@ -251,7 +310,7 @@ func (d *dispatcher) setup() {
 		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
 	}
 	d.proj.reset(d.s.State)
-	d.proj.events = slices.Grow(d.proj.events, len(d.s.Running()))
+	d.proj.events = slices.Grow(d.proj.events, len(d.s.Running())+2*len(d.held))
 	for _, j := range d.s.Running() {
 		if at := expectedEnd(j, d.now); at < never {
 			d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
@@ -259,6 +318,30 @@ func (d *dispatcher) setup() {
 	}
 	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	clear(d.busy)
+	if !d.verify {
+		for _, j := range d.held {
+			r := j.Reserved
+			d.proj.reserve(r.Start, r.End, r.Alloc)
+		}
+		return
+	}
+	for _, j := range d.held {
+		r := j.Reserved
+		if r.Start < d.now {
+			// Its start passed without a cycle (what it waited for
+			// overran): it holds its hosts from now on.
+			start := d.now
+			j.Reserved = &framework.Reservation{Start: start, End: satAdd(start, estimate(j)), Alloc: r.Alloc}
+			r = j.Reserved
+		}
+		d.proj.window(d.win, d.tmp, r.Start, r.End)
+		if d.win.FitsLimits(r.Alloc) != nil {
+			// It overlaps an overrun: re-planned in its turn.
+			j.Unchanged = false
+			continue
+		}
+		d.proj.reserve(r.Start, r.End, r.Alloc)
+	}
 }
 
 // minTasks is the fewest tasks any plan of job can have.
@@ -296,35 +379,6 @@ func countingSortByFree(hs []cluster.HostID, st *cluster.State) []cluster.HostID
 		out[count[k]] = h
 		count[k]++
 	}
-	return out
-}
-
-// reservedFirst returns queue q's hosts in order base (nil: host order),
-// with the hosts of the job's previous reservation moved to the front.
-func (d *dispatcher) reservedFirst(q cluster.QueueID, prev *cluster.JobAlloc, base []cluster.HostID) []cluster.HostID {
-	if base == nil {
-		v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
-		base = v.Hosts(q)
-	}
-	if len(d.mark) != len(d.s.Cluster.Hosts) {
-		d.mark = make([]bool, len(d.s.Cluster.Hosts))
-	}
-	out := d.order[:0]
-	for _, h := range prev.Hosts {
-		if d.s.Cluster.QueueHasHost(q, h.Host) {
-			out = append(out, h.Host)
-			d.mark[h.Host] = true
-		}
-	}
-	for _, h := range base {
-		if !d.mark[h] {
-			out = append(out, h)
-		}
-	}
-	for _, h := range prev.Hosts {
-		d.mark[h.Host] = false
-	}
-	d.order = out
 	return out
 }
 

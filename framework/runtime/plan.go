@@ -36,13 +36,17 @@ func (r *Runner) Plan(job *framework.Job, a framework.Allocator, order []cluster
 // projection of the current state (Plan at the current time). It checks
 // that alloc still fits every free slot, consumable, shared resource and
 // limit counter, reserves it, commits it through the committer and
-// publishes it, as finalize does; on any failure nothing changes.
+// publishes it, as finalize does; on any failure nothing changes. The
+// checks are those of a fresh attempt's claims (State.TakeChecked): each
+// host's slots, consumables and limit counters once the hosts before it
+// are reserved, then the shared resources.
 func (r *Runner) Place(job *framework.Job, alloc *cluster.JobAlloc) error {
 	st := r.view.State
-	if err := st.FitsLimits(alloc); err != nil {
+	// The same checks as the runner's claims, host after host, so that the
+	// parts of the allocation are checked on their sum.
+	if err := st.TakeChecked(alloc, true); err != nil {
 		return fmt.Errorf("job %d: planned allocation no longer fits: %w", job.Spec.ID, err)
 	}
-	st.Take(alloc)
 	if err := r.commit(job, alloc); err != nil {
 		st.Give(alloc)
 		return fmt.Errorf("commit job %d: %w", job.Spec.ID, err)

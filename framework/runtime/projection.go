@@ -76,6 +76,16 @@ func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
 	}
 }
 
+// unreserve removes the reservation holding alloc (the same pointer that
+// reserve was given), if the projection has it.
+func (p *projection) unreserve(alloc *cluster.JobAlloc) {
+	n := len(p.events)
+	p.events = slices.DeleteFunc(p.events, func(e event) bool { return e.res && e.alloc == alloc })
+	if len(p.events) < n {
+		p.starts--
+	}
+}
+
 // apply changes st by e.
 func apply(st *cluster.State, e *event) {
 	if e.release {

@@ -43,6 +43,11 @@ type Scheduler struct {
 	released bool   // resources were released since the last cycle
 	early    bool   // ... by a job that ended before its estimated end
 	stable   []bool // per queue: its picker keeps a stable order
+	keeps    []bool // per queue: its policy keeps reservations
+	// unguarded: since the last cycle, a job was placed without regard
+	// to the kept reservations (Dispatcher.Allocate), which may no longer
+	// fit.
+	unguarded bool
 
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
@@ -107,6 +112,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			return nil, fmt.Errorf("queue %s: plugin %s is not a policy", q.Name, q.Policy)
 		}
 		s.policies = append(s.policies, policy)
+		_, keeps := policy.(framework.KeepsReservations)
+		s.keeps = append(s.keeps, keeps)
 		name := cmp.Or(q.Picker, "priority")
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
@@ -252,6 +259,7 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 	d.incremental = s.cycles > 1
 	d.released, d.early = s.released, s.early
 	s.released, s.early = false, false
+	s.holdReservations(d)
 	for lo := 0; lo < len(s.order); {
 		if err := ctx.Err(); err != nil {
 			return s.order[:lo], err
@@ -262,14 +270,6 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 			hi++
 		}
 		seg := s.order[lo:hi]
-		_, d.sticky = s.policies[q].(framework.StickyReservations)
-		for _, j := range seg {
-			j.Unchanged = d.unchanged(j)
-			if j.Reserved != nil && !j.Unchanged {
-				d.prev[j] = j.Reserved
-				j.Reserved = nil
-			}
-		}
 		if c.Queues[q].Closed {
 			for _, j := range seg {
 				j.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
@@ -283,6 +283,45 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		lo = hi
 	}
 	return s.order, nil
+}
+
+// holdReservations decides, at the start of a cycle, which jobs' decisions
+// stand (Dispatcher.Unchanged) and which reservations carry over: those of
+// the queues whose policy keeps them (the held jobs, put in the projection
+// before anything is dispatched), and an unchanged job's floating one,
+// which its policy re-records. Every other reservation is dropped.
+func (s *Scheduler) holdReservations(d *dispatcher) {
+	overdue := false
+	for _, j := range s.order {
+		q := j.Spec.Queue
+		keeps := s.keeps[q] && !s.Cluster.Queues[q].Closed
+		j.Unchanged = d.unchanged(j, keeps)
+		switch {
+		case j.Reserved == nil:
+		case keeps:
+			d.held = append(d.held, j)
+			overdue = overdue || j.Reserved.Start < d.now
+		case !j.Unchanged || s.Cluster.Queues[q].Closed:
+			j.Reserved = nil
+		}
+	}
+	unguarded := s.unguarded
+	s.unguarded = false
+	if len(d.held) == 0 {
+		return
+	}
+	// Kept reservations assumed every running job ends at its estimated
+	// end and nothing took what they hold; check them when either failed.
+	d.verify = unguarded || overdue
+	if !d.verify {
+		for _, j := range s.Running() {
+			if satAdd(j.Start, estimate(j)) <= d.now {
+				d.verify = true // an overrun
+				break
+			}
+		}
+	}
+	d.setup()
 }
 
 // compactPending drops the jobs that started from the pending list.

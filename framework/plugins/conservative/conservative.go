@@ -1,7 +1,10 @@
 // Package conservative is conservative backfilling (Mu'alem & Feitelson
-// 2001, IEEE TPDS 12(6)): every waiting job, in priority order, gets a
-// reservation at the earliest time it fits without delaying any earlier
-// reservation; a job whose earliest time is now starts now
+// 2001, IEEE TPDS 12(6)): every waiting job gets a reservation at the
+// earliest time it fits without delaying any reservation made before it,
+// and keeps it from cycle to cycle; when resources are released, each
+// waiting job in priority order is re-planned with every other
+// reservation in place and moves only if an earlier start is free
+// (compression). A job whose reservation comes due starts
 // (docs/backfill.md).
 package conservative
 
@@ -14,33 +17,33 @@ const Name = "conservative"
 type Plugin struct{}
 
 var (
-	_ framework.Policy             = Plugin{}
-	_ framework.StickyReservations = Plugin{}
+	_ framework.Policy            = Plugin{}
+	_ framework.KeepsReservations = Plugin{}
 )
 
-// StickyReservations implements framework.StickyReservations.
-func (Plugin) StickyReservations() {}
+// KeepsReservations implements framework.KeepsReservations.
+func (Plugin) KeepsReservations() {}
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
 
-// Dispatch implements framework.Policy. Reservations are recomputed every
-// cycle, so a job that ends before its estimate lets the others move up.
+// Dispatch implements framework.Policy. Jobs are taken in priority order;
+// each is re-planned with every other reservation in place (Earliest keeps
+// a held reservation unless an earlier start is free), so a job that ends
+// before its estimate lets the others move up and none moves back.
 func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	for _, job := range jobs {
 		if d.Unchanged(job) {
-			// Nothing was released since the last cycle: its reservation
-			// still holds and cannot move earlier.
-			if job.Reserved != nil {
-				d.Reserve(job, *job.Reserved)
-			}
+			// Nothing was released early since the last cycle: its
+			// reservation, still in place, cannot move earlier.
 			continue
 		}
 		r, ok := d.Earliest(job)
 		switch {
 		case !ok:
-			// It can never run here: its own reason, no reservation.
-			if _, err := d.Allocate(job); err != nil {
+			// No time will do: it can never run here, or reservations
+			// that never end hold what it needs (then Priority).
+			if err := d.Block(job); err != nil {
 				return err
 			}
 		case r.Start == d.Now():
