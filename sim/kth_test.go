@@ -1,12 +1,14 @@
 package sim_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/sim"
 )
 
@@ -63,9 +65,50 @@ func TestKTHEASY(t *testing.T) {
 	t.Logf("bsld_mean %.2f utilization %.4f", sum.BSLDMean, sum.Utilization)
 }
 
-// TestKTHConservative: conservative backfilling completes every job of the
-// KTH log.
+// TestKTHConservative replays the KTH log under conservative backfilling
+// with compression, requested times as estimates. On one host of 100
+// slots (a plain processor count, as pyss models the machine) pyss, the
+// simulator of the SC'15 paper's artifact, gives a mean bounded slowdown
+// of 88.997 (τ = 10 s): xce must be within 0.5%. On KTH's own 100
+// single-slot hosts the figure differs (docs/backfill.md says why). On
+// both, the cleaned log has no run time above its estimate, so no
+// reservation may ever move later, and no job may start after the first
+// reservation it got.
 func TestKTHConservative(t *testing.T) {
-	sum := replayAllKTH(t, cluster.PolicyConservative)
-	t.Logf("bsld_mean %.2f utilization %.4f", sum.BSLDMean, sum.Utilization)
+	for _, m := range []struct{ hosts, slots int }{{1, 100}, {100, 1}} {
+		t.Run(fmt.Sprintf("%dx%d", m.hosts, m.slots), func(t *testing.T) {
+			first := map[*framework.Job]int64{}
+			last := map[*framework.Job]int64{}
+			moved, late := 0, 0
+			observe := func(e *sim.Event) {
+				for _, j := range e.Considered {
+					switch {
+					case j.State == framework.Running:
+						if f, ok := first[j]; ok && j.Start > f {
+							late++
+						}
+					case j.Reserved != nil:
+						if l, ok := last[j]; ok && j.Reserved.Start > l {
+							moved++
+						}
+						last[j] = j.Reserved.Start
+						if _, ok := first[j]; !ok {
+							first[j] = j.Reserved.Start
+						}
+					}
+				}
+			}
+			sum := replayKTHOn(t, nil, sim.Setup{Policy: cluster.PolicyConservative, Clean: true, Hosts: m.hosts, Slots: m.slots}, observe)
+			if sum.Jobs != 28481 || sum.Rejected != 0 || sum.Unfinished != 0 {
+				t.Fatalf("jobs %d rejected %d unfinished %d; want all 28481", sum.Jobs, sum.Rejected, sum.Unfinished)
+			}
+			if moved != 0 || late != 0 {
+				t.Errorf("%d reservations moved later, %d jobs started after their first reservation; want 0 and 0", moved, late)
+			}
+			if m.hosts == 1 && math.Abs(sum.BSLDMean-88.997)/88.997 > 0.005 {
+				t.Errorf("bsld_mean %.3f, want within 0.5%% of pyss's 88.997", sum.BSLDMean)
+			}
+			t.Logf("bsld_mean %.3f utilization %.4f reservations %d", sum.BSLDMean, sum.Utilization, len(first))
+		})
+	}
 }

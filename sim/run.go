@@ -35,7 +35,9 @@ type Options struct {
 }
 
 // Run drives s on a virtual clock from the first event up to opts.Until.
-// The events are job submissions and job ends. At each event time it first
+// The events are job submissions, job ends, and the start of the earliest
+// kept reservation (Scheduler.NextWake: conservative backfilling's
+// reservations are events, as in pyss's start events). At each event time it first
 // ends every job whose end has come (releasing what it holds), then runs
 // one scheduling cycle over the pending jobs submitted by then. A job
 // started at time t ends at t + Runtime; a running job of the snapshot ends
@@ -62,6 +64,9 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 	last := int64(-1)
 	for {
 		now, ok := nextEvent(submits, &ends, last)
+		if w := s.NextWake(); w > last && (!ok || w < now) {
+			now, ok = w, true
+		}
 		if !ok || now > opts.Until {
 			return last, nil
 		}

@@ -16,9 +16,14 @@ import (
 	"github.com/xce-sched/xce/sim"
 )
 
+// Estimate kinds for genTrace.
+const (
+	estExact = iota // every estimate equals the runtime
+	estAny          // too long, exact or too short (the job overruns it)
+)
+
 // genTrace draws a small cluster and trace for the backfilling properties.
-// With exact, every estimate equals the runtime.
-func genTrace(t *rapid.T, exact bool) ct.Spec {
+func genTrace(t *rapid.T, est int) ct.Spec {
 	spec := ct.Spec{}
 	total := 0
 	for i := range rapid.IntRange(1, 3).Draw(t, "hosts") {
@@ -29,12 +34,17 @@ func genTrace(t *rapid.T, exact bool) ct.Spec {
 	shapes := []string{"", "", "span[hosts=1]", "rusage[mem=1]", "rusage[mem=2] span[ptile=2]"}
 	for i := range rapid.IntRange(1, 12).Draw(t, "jobs") {
 		rt := int64(rapid.IntRange(1, 30).Draw(t, "runtime"))
-		est := rt
-		if !exact {
-			est += int64(rapid.IntRange(0, 20).Draw(t, "slack"))
+		e := rt
+		if est == estAny {
+			switch rapid.IntRange(0, 2).Draw(t, "estimate kind") {
+			case 0:
+				e += int64(rapid.IntRange(1, 20).Draw(t, "slack"))
+			case 1:
+				e = int64(rapid.IntRange(1, int(rt)).Draw(t, "under"))
+			}
 		}
 		spec.Jobs = append(spec.Jobs, ct.Job{ID: cluster.JobID(i + 1), Submit: int64(rapid.IntRange(0, 40).Draw(t, "submit")),
-			Min: rapid.IntRange(1, total).Draw(t, "tasks"), ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: est})
+			Min: rapid.IntRange(1, total).Draw(t, "tasks"), ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: e})
 	}
 	return spec
 }
@@ -85,16 +95,39 @@ func bruteCheck(c *cluster.Cluster, s *runtime.Scheduler, now int64) error {
 	return nil
 }
 
+// overrunMeets reports whether some job overran its estimate during
+// [from, to) by the cycle at now: it ran past start + estimate, until its
+// end or, still running, until now + 1 (where projections assume it ends).
+func overrunMeets(s *runtime.Scheduler, now, from, to int64) bool {
+	for _, j := range s.Jobs {
+		if j.State == framework.Pending {
+			continue
+		}
+		due := j.Start + j.Spec.Estimate
+		until := now + 1
+		if j.State == framework.Done {
+			until = j.End
+		}
+		if due < until && due < to && from < until {
+			return true
+		}
+	}
+	return false
+}
+
 // TestPropertyConservative: over random small traces, conservative
 // backfilling completes every job that can run, never over-commits, and
 // after every cycle the running jobs and all reservations fit together at
-// every future second (a job started early never delays a reservation).
-// With exact estimates, no job starts later than its first reservation.
+// every future second. Compression (Mu'alem & Feitelson 2001): with any
+// estimates, a waiting job's reservation never moves later, and no job
+// starts after its latest reservation, unless that reservation overlapped
+// a running job's overrun of its estimate. With exact estimates no job
+// starts after its first reservation.
 func TestPropertyConservative(t *testing.T) {
-	for _, exact := range []bool{false, true} {
-		t.Run(fmt.Sprintf("exact=%v", exact), func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				spec := genTrace(t, exact)
+	for _, est := range []int{estExact, estAny} {
+		t.Run(fmt.Sprintf("estimates=%d", est), func(t *testing.T) {
+			checkRounds(t, func(t *rapid.T) {
+				spec := genTrace(t, est)
 				spec.Queues = []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative, Picker: "priority"}}
 				c := ct.Build(spec)
 				s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
@@ -102,6 +135,7 @@ func TestPropertyConservative(t *testing.T) {
 					t.Fatal(err)
 				}
 				first := map[*framework.Job]int64{}
+				last := map[*framework.Job]framework.Reservation{}
 				observe := func(e *sim.Event) {
 					if err := s.State.CheckInvariants(); err != nil {
 						t.Fatalf("t=%d: %v", e.Now, err)
@@ -110,8 +144,23 @@ func TestPropertyConservative(t *testing.T) {
 						t.Fatalf("after the cycle at %d: %v", e.Now, err)
 					}
 					for _, j := range e.Considered {
-						if _, seen := first[j]; !seen && j.Reserved != nil {
-							first[j] = j.Reserved.Start
+						prev, had := last[j]
+						delete(last, j)
+						switch {
+						case j.State == framework.Running:
+							if had && j.Start > prev.Start && !overrunMeets(s, e.Now, prev.Start, prev.End) {
+								t.Fatalf("t=%d: job %d started after its reservation at %d", e.Now, j.Spec.ID, prev.Start)
+							}
+						case j.Reserved != nil:
+							if had && j.Reserved.Start > prev.Start && !overrunMeets(s, e.Now, prev.Start, prev.End) {
+								t.Fatalf("t=%d: job %d's reservation moved later, %d to %d", e.Now, j.Spec.ID, prev.Start, j.Reserved.Start)
+							}
+							last[j] = *j.Reserved
+							if _, seen := first[j]; !seen {
+								first[j] = j.Reserved.Start
+							}
+						case had && !overrunMeets(s, e.Now, prev.Start, prev.End):
+							t.Fatalf("t=%d: job %d lost its reservation at %d (%v)", e.Now, j.Spec.ID, prev.Start, j.Reasons.Main)
 						}
 					}
 				}
@@ -122,11 +171,24 @@ func TestPropertyConservative(t *testing.T) {
 					if j.State != framework.Done && j.Reasons.Main != framework.BadRequest {
 						t.Fatalf("job %d did not complete: %v %v", j.Spec.ID, j.State, j.Reasons.Main)
 					}
-					if r, ok := first[j]; ok && exact && j.Start > r {
+					if r, ok := first[j]; ok && est == estExact && j.Start > r {
 						t.Fatalf("job %d started at %d, after its first reservation at %d", j.Spec.ID, j.Start, r)
 					}
 				}
 			})
 		})
+	}
+}
+
+// propertyRounds is how many rapid runs (of -rapid.checks cases each, 100
+// by default) the scheduling properties make: 2,000 cases per property in
+// a plain test run. RAPID_CHECKS=5000 makes it 100,000.
+const propertyRounds = 20
+
+// checkRounds runs prop in propertyRounds rapid runs, each from its own
+// random seed.
+func checkRounds(t *testing.T, prop func(*rapid.T)) {
+	for i := range propertyRounds {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { rapid.Check(t, prop) })
 	}
 }

@@ -328,11 +328,11 @@ func (d *dispatcher) setup() {
 	for _, j := range d.held {
 		r := j.Reserved
 		if r.Start < d.now {
-			// Its start passed without a cycle (what it waited for
-			// overran): it holds its hosts from now on.
-			start := d.now
-			j.Reserved = &framework.Reservation{Start: start, End: satAdd(start, estimate(j)), Alloc: r.Alloc}
-			r = j.Reserved
+			// Its start passed without a cycle: what it waited for
+			// overran. Re-planned in its turn (Earliest tries its hosts
+			// from now first), it must not push the others back.
+			j.Unchanged = false
+			continue
 		}
 		d.proj.window(d.win, d.tmp, r.Start, r.End)
 		if d.win.FitsLimits(r.Alloc) != nil {

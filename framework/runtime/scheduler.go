@@ -48,6 +48,7 @@ type Scheduler struct {
 	// to the kept reservations (Dispatcher.Allocate), which may no longer
 	// fit.
 	unguarded bool
+	wake      int64 // NextWake
 
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
@@ -282,8 +283,23 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 		}
 		lo = hi
 	}
+	s.wake = -1
+	if len(d.held) > 0 || d.ready && d.proj.starts > 0 {
+		for _, j := range s.order {
+			if j.State == framework.Pending && j.Reserved != nil && s.keeps[j.Spec.Queue] && (s.wake < 0 || j.Reserved.Start < s.wake) {
+				s.wake = j.Reserved.Start
+			}
+		}
+	}
 	return s.order, nil
 }
+
+// NextWake returns the earliest start of a reservation that the last
+// cycle left to a queue whose policy keeps reservations, or -1: a cycle
+// must run then for the job to start on time, even when no job is
+// submitted or ends at that moment (a reservation's start need not be an
+// event once a job ahead of it moved or overran its estimate).
+func (s *Scheduler) NextWake() int64 { return s.wake }
 
 // holdReservations decides, at the start of a cycle, which jobs' decisions
 // stand (Dispatcher.Unchanged) and which reservations carry over: those of
