@@ -126,7 +126,7 @@ func overrunMeets(s *runtime.Scheduler, now, from, to int64) bool {
 func TestPropertyConservative(t *testing.T) {
 	for _, est := range []int{estExact, estAny} {
 		t.Run(fmt.Sprintf("estimates=%d", est), func(t *testing.T) {
-			checkRounds(t, func(t *rapid.T) {
+			checkRounds(t, propertyRounds, func(t *rapid.T) {
 				spec := genTrace(t, est)
 				spec.Queues = []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative, Picker: "priority"}}
 				c := ct.Build(spec)
@@ -181,14 +181,14 @@ func TestPropertyConservative(t *testing.T) {
 }
 
 // propertyRounds is how many rapid runs (of -rapid.checks cases each, 100
-// by default) the scheduling properties make: 2,000 cases per property in
-// a plain test run. RAPID_CHECKS=5000 makes it 100,000.
+// by default) the scheduling properties make at least: 2,000 cases per
+// property in a plain test run. RAPID_CHECKS=5000 makes it 100,000.
 const propertyRounds = 20
 
-// checkRounds runs prop in propertyRounds rapid runs, each from its own
-// random seed.
-func checkRounds(t *testing.T, prop func(*rapid.T)) {
-	for i := range propertyRounds {
+// checkRounds runs prop in rounds rapid runs, each from its own random
+// seed.
+func checkRounds(t *testing.T, rounds int, prop func(*rapid.T)) {
+	for i := range rounds {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { rapid.Check(t, prop) })
 	}
 }

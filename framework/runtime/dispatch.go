@@ -17,9 +17,10 @@ type dispatcher struct {
 	s   *Scheduler
 	now int64
 	// incremental: this is not the first cycle (Unchanged may hold);
-	// released and early: resources were released since the previous
-	// cycle, and some before the estimated end that projections assumed.
-	incremental, released, early bool
+	// released and offPlan: resources were released since the previous
+	// cycle, and some at another time than the estimated end that
+	// projections assumed (early, or late after an overrun).
+	incremental, released, offPlan bool
 
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
@@ -133,7 +134,8 @@ func (d *dispatcher) unreserve(job *framework.Job) *framework.Reservation {
 //
 // Under a policy that keeps reservations (conservative) a release at the
 // estimated end changes nothing either: every reservation already assumed
-// it, and a job without one could never run. Under the others any release
+// it, and a job without one could never run (or is held back by
+// reservations that still stand). Under the others any release
 // may let a job start.
 func (d *dispatcher) Unchanged(job *framework.Job) bool { return job.Unchanged }
 
@@ -142,7 +144,7 @@ func (d *dispatcher) Unchanged(job *framework.Job) bool { return job.Unchanged }
 func (d *dispatcher) unchanged(job *framework.Job, keeps bool) bool {
 	changed := d.released
 	if keeps {
-		changed = d.early
+		changed = d.offPlan
 	}
 	return d.incremental && !changed && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
 		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now)
@@ -179,7 +181,7 @@ func (d *dispatcher) Block(job *framework.Job) error {
 			return nil
 		}
 	}
-	_, err := d.s.runner.Allocate(job, d.allocator(job))
+	_, err := d.Allocate(job)
 	return err
 }
 

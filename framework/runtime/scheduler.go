@@ -41,7 +41,7 @@ type Scheduler struct {
 	pending  []*framework.Job
 	cycles   int64  // cycles run so far
 	released bool   // resources were released since the last cycle
-	early    bool   // ... by a job that ended before its estimated end
+	offPlan  bool   // ... by a job that ended before or after its estimated end
 	stable   []bool // per queue: its picker keeps a stable order
 	keeps    []bool // per queue: its policy keeps reservations
 	// unguarded: since the last cycle, a job was placed without regard
@@ -258,8 +258,8 @@ func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, err
 	d := &s.disp
 	d.reset(s, now)
 	d.incremental = s.cycles > 1
-	d.released, d.early = s.released, s.early
-	s.released, s.early = false, false
+	d.released, d.offPlan = s.released, s.offPlan
+	s.released, s.offPlan = false, false
 	s.holdReservations(d)
 	for lo := 0; lo < len(s.order); {
 		if err := ctx.Err(); err != nil {
@@ -417,8 +417,9 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 	s.runner.Release(job)
 	s.removeRunning()
 	s.released = true
-	if now < satAdd(job.Start, estimate(job)) {
-		s.early = true
+	if now != satAdd(job.Start, estimate(job)) {
+		// Not where projections expected it: early, or after an overrun.
+		s.offPlan = true
 	}
 	job.End = now
 	if m, ok := s.Committer.(*MemCommitter); ok {
