@@ -32,6 +32,12 @@ type Options struct {
 	ZeroRuntimeEnds bool
 	// Observe, if set, sees every cycle.
 	Observe Observe
+	// PerEvent runs one cycle after every single event instead of one per
+	// event time: each submission (by submit time, then job ID), then each
+	// job end (by job ID), in that order within a second, as pyss (the
+	// simulator of the SC'15 backfilling paper) does. Several cycles then
+	// share a time.
+	PerEvent bool
 }
 
 // Run drives s on a virtual clock from the first event up to opts.Until.
@@ -58,6 +64,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 		}
 	}
 	slices.Sort(submits)
+	all := slices.Clone(submits) // with repeats: how many jobs arrive at a time
 	submits = slices.Compact(submits)
 
 	var ev Event
@@ -73,24 +80,66 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 		if err := ctx.Err(); err != nil {
 			return last, err
 		}
+		// cycle runs one cycle admitting at most admit new jobs (all when
+		// admit < 0).
+		cycle := func(admit int) error {
+			var considered []*framework.Job
+			var err error
+			if admit < 0 {
+				considered, err = s.Cycle(ctx, now)
+			} else {
+				considered, err = s.CycleAdmitting(ctx, now, admit)
+			}
+			if err != nil {
+				return err
+			}
+			for _, j := range considered {
+				if j.State == framework.Running && j.Start == now {
+					ends.add(j, now)
+				}
+			}
+			if opts.Observe != nil {
+				ev.Now, ev.Considered = now, considered
+				opts.Observe(&ev)
+			}
+			ev.Ended = ev.Ended[:0]
+			return nil
+		}
 		ev.Ended = ev.Ended[:0]
+		if !opts.PerEvent {
+			for ends.Len() > 0 && ends.q[0].at <= now {
+				e := heap.Pop(&ends).(end)
+				s.Finish(e.job, e.at)
+				ev.Ended = append(ev.Ended, e.job)
+			}
+			if err := cycle(-1); err != nil {
+				return now, err
+			}
+			last = now
+			continue
+		}
+		lo, _ := slices.BinarySearch(all, now)
+		hi, _ := slices.BinarySearch(all, now+1)
+		events := 0
+		for range hi - lo {
+			if err := cycle(1); err != nil {
+				return now, err
+			}
+			events++
+		}
 		for ends.Len() > 0 && ends.q[0].at <= now {
 			e := heap.Pop(&ends).(end)
 			s.Finish(e.job, e.at)
 			ev.Ended = append(ev.Ended, e.job)
-		}
-		considered, err := s.Cycle(ctx, now)
-		if err != nil {
-			return now, err
-		}
-		for _, j := range considered {
-			if j.State == framework.Running && j.Start == now {
-				ends.add(j, now)
+			if err := cycle(-1); err != nil {
+				return now, err
 			}
+			events++
 		}
-		if opts.Observe != nil {
-			ev.Now, ev.Considered = now, considered
-			opts.Observe(&ev)
+		if events == 0 { // a reservation's start
+			if err := cycle(-1); err != nil {
+				return now, err
+			}
 		}
 		last = now
 	}

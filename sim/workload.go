@@ -38,6 +38,9 @@ type Setup struct {
 	// time ≤ 0 or processors ≤ 0, and cap the run time at the requested
 	// time when both are known.
 	Clean bool
+	// PerEvent runs one cycle after every single event (Options.PerEvent)
+	// instead of one per event time.
+	PerEvent bool
 }
 
 // Prepared is a workload ready to simulate.
@@ -46,6 +49,7 @@ type Prepared struct {
 	TotalSlots int
 	Dropped    int // jobs dropped by cleaning
 	Capped     int // run times capped at the requested time
+	PerEvent   bool
 }
 
 // Prepare builds the cluster and its jobs. A job's task count is the
@@ -63,7 +67,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{Cluster: c}
+	p := &Prepared{Cluster: c, PerEvent: s.PerEvent}
 	for _, h := range c.Hosts {
 		p.TotalSlots += h.Slots
 	}
@@ -169,7 +173,7 @@ func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Ob
 			observe(e)
 		}
 	}
-	if _, err := Run(ctx, s, Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: obs}); err != nil {
+	if _, err := Run(ctx, s, Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: obs, PerEvent: p.PerEvent}); err != nil {
 		return nil, nil, Summary{}, err
 	}
 	return s, rec, Summarize(s, rec, p.TotalSlots), nil

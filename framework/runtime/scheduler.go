@@ -231,8 +231,21 @@ func (s *Scheduler) Runner() *Runner { return s.runner }
 // published on it (the slice is valid until the next cycle), and stops
 // early with ctx's error when ctx is cancelled.
 func (s *Scheduler) Cycle(ctx context.Context, now int64) ([]*framework.Job, error) {
+	return s.cycle(ctx, now, -1)
+}
+
+// CycleAdmitting is Cycle admitting at most n of the jobs submitted by now
+// that no cycle has considered yet (by submit time, then ID); the others
+// wait for a later cycle. With n = 1 a simulator runs one cycle per
+// submission, as simulators that schedule after every single event do.
+func (s *Scheduler) CycleAdmitting(ctx context.Context, now int64, n int) ([]*framework.Job, error) {
+	return s.cycle(ctx, now, max(n, 0))
+}
+
+// cycle runs a cycle admitting at most admit new jobs (all when admit < 0).
+func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framework.Job, error) {
 	s.runner.BeginCycle()
-	for s.next < len(s.future) && s.future[s.next].Spec.Submit <= now {
+	for ; s.next < len(s.future) && s.future[s.next].Spec.Submit <= now && admit != 0; admit-- {
 		s.pending = append(s.pending, s.future[s.next])
 		s.next++
 	}

@@ -23,10 +23,10 @@ import (
 
 // simFlags are the flags of `xce sim`.
 type simFlags struct {
-	workload, clusterFile, policy, out string
-	hosts, slots, jobs                 int
-	seed                               uint64
-	asJSON, skipBad, noClean           bool
+	workload, clusterFile, policy, out, cycle string
+	hosts, slots, jobs                        int
+	seed                                      uint64
+	asJSON, skipBad, noClean                  bool
 }
 
 // Defaults of the built-in workload (docs/simulator.md).
@@ -62,12 +62,16 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the built-in model")
 	fl.BoolVar(&f.asJSON, "json", false, "print the metrics as JSON")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (and report how many) instead of failing")
+	fl.StringVar(&f.cycle, "cycle", "per-time", "when cycles run: per-time (one after all the events of a second) or per-event (one after every submission, then every job end, as pyss)")
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
 	return cmd
 }
 
 func runSim(cmd *cobra.Command, f *simFlags) error {
-	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean}
+	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event"}
+	if f.cycle != "per-time" && f.cycle != "per-event" {
+		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
+	}
 	switch setup.Policy {
 	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative:
 	default:
