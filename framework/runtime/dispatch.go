@@ -41,6 +41,9 @@ type dispatcher struct {
 	// against those before it.
 	held   []*framework.Job
 	verify bool
+	// unguarded: a job was placed in this cycle without regard to the
+	// reservations (Allocate).
+	unguarded bool
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -49,7 +52,7 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
 	clear(d.held)
-	d.held, d.verify = d.held[:0], false
+	d.held, d.verify, d.unguarded = d.held[:0], false, false
 }
 
 // Now implements framework.Dispatcher.
@@ -68,7 +71,7 @@ func (d *dispatcher) allocator(job *framework.Job) framework.Allocator {
 func (d *dispatcher) Allocate(job *framework.Job) (bool, error) {
 	placed, err := d.allocate(job)
 	if placed {
-		d.s.unguarded = true
+		d.s.unguarded, d.unguarded = true, true
 	}
 	return placed, err
 }
@@ -120,14 +123,15 @@ func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 }
 
 // unreserve takes job's reservation out of the projection (if it is
-// there) and returns it; the job holds none afterwards.
-func (d *dispatcher) unreserve(job *framework.Job) *framework.Reservation {
+// there) and returns it, and whether it was there; the job holds none
+// afterwards.
+func (d *dispatcher) unreserve(job *framework.Job) (*framework.Reservation, bool) {
 	r := job.Reserved
 	job.Reserved = nil
-	if r != nil && d.ready {
-		d.proj.unreserve(r.Alloc)
+	if r == nil || !d.ready {
+		return r, false
 	}
-	return r
+	return r, d.proj.unreserve(r.Start, r.End, r.Alloc)
 }
 
 // Unchanged implements framework.Dispatcher.
@@ -198,7 +202,7 @@ func (d *dispatcher) Block(job *framework.Job) error {
 // every other reservation in place, and only otherwise (an overrun took
 // what it relied on) is the search carried on past it.
 func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) {
-	prev := d.unreserve(job)
+	prev, held := d.unreserve(job)
 	if job.Req == nil || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
 		return framework.Reservation{}, false // no time will ever do (cached checks)
 	}
@@ -207,10 +211,19 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	d.times = d.proj.candidates(d.now, d.times)
 	sc := &d.scan
 	sc.reset(&d.proj)
+	// A future reservation that was in the projection fits as it is, with
+	// the others, unless this cycle placed a job over the reservations:
+	// every reservation was planned, moved or checked with all the others
+	// in place, and releases only add room. (One that comes due now is
+	// checked all the same before the job starts on it.)
+	trusted := held && prev.Start > d.now && !d.unguarded
 	kept := false
 	for _, t := range d.times {
 		if prev != nil && !kept && t >= prev.Start {
 			kept = true
+			if trusted {
+				return *prev, true
+			}
 			if r, ok := d.keep(job, prev, est); ok {
 				return r, true
 			}
@@ -265,7 +278,7 @@ func (d *dispatcher) startsNow(job *framework.Job) (framework.Reservation, bool)
 		return framework.Reservation{}, false
 	}
 	d.setup()
-	prev := d.unreserve(job)
+	prev, _ := d.unreserve(job)
 	r, ok := d.planAt(job, d.now, estimate(job), minTasks(job))
 	if !ok && prev != nil {
 		d.Reserve(job, *prev)

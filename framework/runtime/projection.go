@@ -76,14 +76,26 @@ func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
 	}
 }
 
-// unreserve removes the reservation holding alloc (the same pointer that
-// reserve was given), if the projection has it.
-func (p *projection) unreserve(alloc *cluster.JobAlloc) {
-	n := len(p.events)
-	p.events = slices.DeleteFunc(p.events, func(e event) bool { return e.res && e.alloc == alloc })
-	if len(p.events) < n {
+// unreserve removes the reservation that reserve(start, end, alloc) added
+// (alloc is the same pointer), if the projection has it, and reports
+// whether it did. Its two events are found by binary search on their
+// times.
+func (p *projection) unreserve(start, end int64, alloc *cluster.JobAlloc) bool {
+	found := false
+	for _, at := range [2]int64{end, start} { // the later first: indices stay valid
+		i := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= at })
+		for ; i < len(p.events) && p.events[i].at == at; i++ {
+			if e := &p.events[i]; e.res && e.alloc == alloc {
+				found = found || e.start
+				p.events = slices.Delete(p.events, i, i+1)
+				break
+			}
+		}
+	}
+	if found {
 		p.starts--
 	}
+	return found
 }
 
 // apply changes st by e.
