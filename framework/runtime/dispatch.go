@@ -25,13 +25,11 @@ type dispatcher struct {
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
 	proj    projection
-	win     *cluster.State   // the window being planned in
-	tmp     *cluster.State   // scratch for windows
-	planner *Runner          // runs over win
-	times   []int64          // scratch: candidate times
-	scan    slotScan         // scratch: window slot minima
-	order   []cluster.HostID // scratch: a walk order
-	mark    []bool           // scratch: per host
+	win     *cluster.State // the window being planned in
+	tmp     *cluster.State // scratch for windows
+	planner *Runner        // runs over win
+	times   []int64        // scratch: candidate times
+	scan    slotScan       // scratch: window slot minima
 	busy    map[cluster.QueueID][]cluster.HostID
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
@@ -335,13 +333,17 @@ func (d *dispatcher) setup() {
 	clear(d.busy)
 	if !d.verify {
 		for _, j := range d.held {
-			r := j.Reserved
-			d.proj.reserve(r.Start, r.End, r.Alloc)
+			if r := j.Reserved; r != nil {
+				d.proj.reserve(r.Start, r.End, r.Alloc)
+			}
 		}
 		return
 	}
 	for _, j := range d.held {
 		r := j.Reserved
+		if r == nil {
+			continue // started or re-planned before the projection was built
+		}
 		if r.Start < d.now {
 			// Its start passed without a cycle: what it waited for
 			// overran. Re-planned in its turn (Earliest tries its hosts
