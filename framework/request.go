@@ -19,7 +19,8 @@ type Request struct {
 }
 
 // Alternative is one alternative of a Request: its terms and the shared
-// resources the job reserves once if it is placed by this alternative.
+// resources the job reserves once if it is placed by this alternative
+// (amounts > 0 only: a zero rusage[] amount needs nothing).
 type Alternative struct {
 	Terms  []Term
 	Shared []cluster.SharedAmount
@@ -32,9 +33,9 @@ type Term struct {
 	// single term of a simple requirement (whose task count is the job's).
 	Tasks   int
 	Select  *resreq.Select
-	Order   []int  // value-vector columns of order[] keys
-	Desc    []bool // per Order key: descending
-	PerSlot []cluster.ResAmount
+	Order   []int               // value-vector columns of order[] keys
+	Desc    []bool              // per Order key: descending
+	PerSlot []cluster.ResAmount // per-slot rusage[] of host resources; amounts > 0 only
 	Span    resreq.Span
 	Same    []int // value-vector columns of same[] attributes
 }
@@ -70,10 +71,17 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 				ct.Same = append(ct.Same, col)
 			}
 			for _, ru := range t.Rusage {
+				// A zero amount reserves nothing and needs nothing (a host
+				// without the resource can take such tasks), as the
+				// loader's RunningAlloc holds it; the name must still exist.
 				if r, ok := c.ResourceByName(ru.Name); ok {
-					ct.PerSlot = append(ct.PerSlot, cluster.ResAmount{Res: r, Amount: ru.Value})
+					if ru.Value > 0 {
+						ct.PerSlot = append(ct.PerSlot, cluster.ResAmount{Res: r, Amount: ru.Value})
+					}
 				} else if sh, ok := c.SharedByName(ru.Name); ok {
-					a.Shared = addShared(a.Shared, sh, ru.Value)
+					if ru.Value > 0 {
+						a.Shared = addShared(a.Shared, sh, ru.Value)
+					}
 				} else {
 					return nil, fmt.Errorf("rusage[]: unknown resource %q", ru.Name)
 				}
