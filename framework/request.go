@@ -31,8 +31,14 @@ type Alternative struct {
 type Term struct {
 	// Tasks is the term's fixed task count for a compound term, 0 for the
 	// single term of a simple requirement (whose task count is the job's).
-	Tasks   int
-	Select  *resreq.Select
+	Tasks  int
+	Select *resreq.Select
+	// Static is the part of Select that reads no free amount (the
+	// conjunction of its top-level && operands that do not read free
+	// slots or a free consumable; all of Select when it reads none): a
+	// host it rejects never matches Select, whatever runs where. It is
+	// what the "can this request ever run" test evaluates.
+	Static  *resreq.Select
 	Order   []int               // value-vector columns of order[] keys
 	Desc    []bool              // per Order key: descending
 	PerSlot []cluster.ResAmount // per-slot rusage[] of host resources; amounts > 0 only
@@ -58,7 +64,13 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 			if err != nil {
 				return nil, err
 			}
-			ct.Select = sel
+			ct.Select, ct.Static = sel, sel
+			if t.Select != nil && readsFree(t.Select, c) {
+				// Sub-expressions of a compiled expression compile.
+				if ct.Static, err = resreq.CompileSelect(staticConjuncts(t.Select, c), schema); err != nil {
+					return nil, err
+				}
+			}
 			if ct.Order, ct.Desc, err = resreq.CompileOrder(t.Order, schema); err != nil {
 				return nil, err
 			}
@@ -113,6 +125,44 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 		out.Alts = append(out.Alts, a)
 	}
 	return out, nil
+}
+
+// readsFree reports whether select expression e reads a value that changes
+// as jobs start and end: a host's free slots or the free amount of a
+// consumable (not a total such as maxmem, not defined()).
+func readsFree(e resreq.Expr, c *cluster.Cluster) bool {
+	switch n := e.(type) {
+	case *resreq.Ident:
+		if n.Name == "slots" {
+			return true
+		}
+		_, ok := c.ResourceByName(n.Name)
+		return ok
+	case *resreq.Unary:
+		return readsFree(n.X, c)
+	case *resreq.Binary:
+		return readsFree(n.X, c) || readsFree(n.Y, c)
+	}
+	return false
+}
+
+// staticConjuncts returns the conjunction of the top-level && operands of
+// e that read no free amount, nil (every host) when there is none.
+func staticConjuncts(e resreq.Expr, c *cluster.Cluster) resreq.Expr {
+	if b, ok := e.(*resreq.Binary); ok && b.Op == resreq.OpAnd {
+		x, y := staticConjuncts(b.X, c), staticConjuncts(b.Y, c)
+		switch {
+		case x == nil:
+			return y
+		case y == nil:
+			return x
+		}
+		return &resreq.Binary{Op: resreq.OpAnd, X: x, Y: y}
+	}
+	if readsFree(e, c) {
+		return nil
+	}
+	return e
 }
 
 func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []cluster.SharedAmount {

@@ -53,3 +53,37 @@ func TestZeroAmounts(t *testing.T) {
 			Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "1*{rusage[mem=0]} + 1*{rusage[mem=500]}"}}}, []string{"a*1 b*1"}},
 	})
 }
+
+// TestDynamicSelectNotNever: select[] on free slots or free mem does not
+// make a request "never" (BadRequest) because it fails on the idle
+// cluster (issue 11 §4).
+func TestDynamicSelectNotNever(t *testing.T) {
+	three := []ct.Host{host("h0", 4, -1, ""), host("h1", 4, -1, ""), host("h2", 1, -1, "")}
+	running := ct.Job{ID: 1, Min: 7, Running: map[string]int{"h0": 3, "h1": 3, "h2": 1}}
+	runDecisionCases(t, []decisionCase{
+		// Free slots: h0 1, h1 1, h2 0. Job 2 cannot fit (2 free in all)
+		// and holds the fcfs queue; job 3 fits now (h0 and h1 have 1 < 2
+		// free slots each), so it waits behind job 2.
+		{"fcfs", ct.Spec{Hosts: three, Queues: []cluster.Queue{{Name: "f", Policy: cluster.PolicyFCFS}},
+			Jobs: []ct.Job{running, {ID: 2, Submit: 1, Min: 4, ResReq: "span[hosts=1]"}, {ID: 3, Submit: 2, Min: 2, ResReq: "select[slots < 2]"}}},
+			[]string{"", "NotEnoughSlots", "Priority"}},
+		{"firstfit", ct.Spec{Hosts: three,
+			Jobs: []ct.Job{running, {ID: 3, Submit: 2, Min: 2, ResReq: "select[slots < 2]"}}},
+			[]string{"", "h0*1 h1*1"}},
+		// Free slots: h0 0, h1 0, h2 1. Job 2 may fit later (when h0 or
+		// h1 has exactly 1 free slot), so it is not stuck and holds the
+		// fcfs queue: job 3 waits.
+		{"fcfs held by a dynamic select", ct.Spec{Hosts: three, Queues: []cluster.Queue{{Name: "f", Policy: cluster.PolicyFCFS}},
+			Jobs: []ct.Job{{ID: 1, Min: 8, Running: map[string]int{"h0": 4, "h1": 4}},
+				{ID: 2, Submit: 1, Min: 2, ResReq: "select[slots < 2]"}, {ID: 3, Submit: 2, Min: 1}}},
+			[]string{"", "NotEnoughSlots", "Priority"}},
+		// The static conjunct still counts: only the 4-slot type A host
+		// matches type==A, so 5 tasks never fit.
+		{"static conjunct", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, "A"), host("b", 4, -1, "B")},
+			Jobs: []ct.Job{{ID: 1, Min: 5, ResReq: "select[slots >= 1 && type == A]"}}}, []string{"BadRequest"}},
+		// a has 400 MB free after the running job, b 500: both match.
+		{"free mem", ct.Spec{Hosts: []ct.Host{host("a", 2, 4000, ""), host("b", 1, 500, "")},
+			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "rusage[mem=3600]", Running: map[string]int{"a": 1}}, {ID: 2, Min: 2, ResReq: "select[mem < 1000]"}}},
+			[]string{"", "a*1 b*1"}},
+	})
+}

@@ -460,6 +460,10 @@ func (r *Runner) openFits(job *framework.Job) []bool {
 // rusage) in all, on one host for span[hosts=1], and in hosts of ptile
 // tasks for span[ptile=N]; and enough distinct hosts for all terms (the
 // hosts of a plan are distinct). noMatch is set when a term matches no host.
+// A host matches when the static part of the term's select[] holds on it
+// (framework.Term.Static): a condition on free slots or a free consumable
+// may hold on a busy host that it fails on an idle one (select[slots < 2]),
+// so it never makes a request "never".
 func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, openOnly bool) (why string, noMatch bool) {
 	c := r.view.Cluster
 	empty := framework.View{Cluster: c, State: r.empty}
@@ -480,7 +484,7 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 		caps := r.diag.caps[:0]
 		for h := range c.Hosts {
 			id := cluster.HostID(h)
-			if !c.QueueHasHost(q, id) || !t.Select.Match(r.empty.HostVals(id)) || openOnly && r.hostState[id] != framework.None {
+			if !c.QueueHasHost(q, id) || !t.Static.Match(r.empty.HostVals(id)) || openOnly && r.hostState[id] != framework.None {
 				continue
 			}
 			matching++
