@@ -87,3 +87,14 @@ func TestDynamicSelectNotNever(t *testing.T) {
 			[]string{"", "a*1 b*1"}},
 	})
 }
+
+// TestClosedQueueBadRequest: a job that can never run pends with
+// BadRequest even in a closed queue (BadRequest comes before QueueClosed,
+// docs/pending-reasons.md).
+func TestClosedQueueBadRequest(t *testing.T) {
+	runDecisionCases(t, []decisionCase{
+		{"closed", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, "")}, Queues: []cluster.Queue{{Name: "c", Closed: true}},
+			Jobs: []ct.Job{{ID: 1, Min: 5}, {ID: 2, Min: 1}, {ID: 3, Min: 2, ResReq: "select[slots < 2]"}, {ID: 4, Min: 1, ResReq: "rusage[nosuch=1]"}}},
+			[]string{"BadRequest", "QueueClosed", "QueueClosed", "BadRequest"}},
+	})
+}
