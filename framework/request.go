@@ -43,7 +43,7 @@ type Term struct {
 	Desc    []bool              // per Order key: descending
 	PerSlot []cluster.ResAmount // per-slot rusage[] of host resources; amounts > 0 only
 	Span    resreq.Span
-	Same    []int // value-vector columns of same[] attributes
+	Same    []int // value-vector columns of same[] attributes (see SameDefined)
 }
 
 // Compile resolves req against cluster c for a job of tasksMin..tasksMax
@@ -175,9 +175,23 @@ func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []clust
 	return append(s, cluster.SharedAmount{Shared: id, Amount: v})
 }
 
-// Plain reports whether t has no select[] and no per-slot rusage[]: any
-// open host can take as many of its tasks as it has free slots.
-func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 }
+// Plain reports whether t has no select[], no per-slot rusage[] and no
+// same[]: any open host can take as many of its tasks as it has free slots.
+func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 && len(t.Same) == 0 }
+
+// SameDefined reports whether a host with value vector vals defines every
+// same[] attribute of t. Only such hosts take tasks of t, whatever the
+// task count or span: LSF allocates a same[] job "only on hosts that have
+// the same value" (docs/resreq.md), and a host without the attribute has
+// no value.
+func (t *Term) SameDefined(vals []float64) bool {
+	for _, col := range t.Same {
+		if x := vals[col]; x != x {
+			return false
+		}
+	}
+	return true
+}
 
 // Compound reports whether alternative a has fixed per-term task counts.
 func (a *Alternative) Compound() bool { return a.Terms[0].Tasks > 0 }

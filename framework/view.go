@@ -17,8 +17,9 @@ type View struct {
 }
 
 // Usable returns None when host h may take tasks of term t of a job in
-// queue q at all (open, in the queue's host list, select[] satisfied), or
-// the host reason why not. It ignores free capacity.
+// queue q at all (open, in the queue's host list, select[] satisfied,
+// every same[] attribute defined), or the host reason why not. It ignores
+// free capacity.
 func (v *View) Usable(h cluster.HostID, q cluster.QueueID, t *Term) Reason {
 	switch v.Cluster.Hosts[h].Status {
 	case cluster.HostClosed:
@@ -29,8 +30,12 @@ func (v *View) Usable(h cluster.HostID, q cluster.QueueID, t *Term) Reason {
 	if !v.Cluster.QueueHasHost(q, h) {
 		return HostSelect
 	}
-	if !t.Select.Match(v.State.HostVals(h)) {
+	vals := v.State.HostVals(h)
+	if !t.Select.Match(vals) {
 		return HostSelect
+	}
+	if !t.SameDefined(vals) {
+		return HostSame
 	}
 	return None
 }

@@ -98,3 +98,25 @@ func TestClosedQueueBadRequest(t *testing.T) {
 			[]string{"BadRequest", "QueueClosed", "QueueClosed", "BadRequest"}},
 	})
 }
+
+// TestSameUndefinedValue: a host that does not define a same[] attribute
+// takes no task of that term, whatever the task count, span or term
+// (LSF: "allocate processors only on hosts that have the same value";
+// issue 11 §4).
+func TestSameUndefinedValue(t *testing.T) {
+	runDecisionCases(t, []decisionCase{
+		{"no host defines type", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 4, -1, "")},
+			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "same[type]"}, {ID: 2, Min: 2, ResReq: "same[type] span[hosts=1]"}, {ID: 3, Min: 2, ResReq: "same[type]"}}},
+			[]string{"SameUnsatisfiable", "SameUnsatisfiable", "SameUnsatisfiable"}},
+		// Only b defines type: of 1..3 tasks on one host, b takes 2.
+		{"span[hosts=1] range", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 2, -1, "A")},
+			Jobs: []ct.Job{{ID: 1, Min: 1, Max: 3, ResReq: "same[type] span[hosts=1]"}}}, []string{"b*2"}},
+		// The same[] term must go to b, the only host with a type, and
+		// the select[] term too: the hosts of a plan are distinct.
+		{"compound term", ct.Spec{Hosts: []ct.Host{host("a", 1, -1, ""), host("b", 1, -1, "A")},
+			Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "1*{same[type]} + 1*{select[type==A]}"}}}, []string{"SameUnsatisfiable"}},
+		// A sequential job skips the host without a type.
+		{"one task", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 1, -1, "A")},
+			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "same[type]"}}}, []string{"b*1"}},
+	})
+}

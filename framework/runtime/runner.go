@@ -402,13 +402,16 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 	if checkQueue && !r.view.Cluster.QueueHasHost(job.Spec.Queue, h) {
 		return framework.HostSelect, -1
 	}
+	if !term.Select.Match(vals) {
+		return framework.HostSelect, -1
+	}
+	if !term.SameDefined(vals) {
+		return framework.HostSame, -1
+	}
 	for _, p := range pins {
 		if vals[p.Col] != p.Value {
 			return framework.HostSame, -1
 		}
-	}
-	if !term.Select.Match(vals) {
-		return framework.HostSelect, -1
 	}
 	if vals[cluster.ColSlots] < float64(nslots) {
 		return framework.HostNotEnoughSlots, -1
@@ -444,7 +447,7 @@ func (r *Runner) termFits(job *framework.Job, term *framework.Term, nslots int, 
 	}
 	st := r.view.State
 	vals := st.HostVals(h)
-	if !term.Select.Match(vals) || vals[cluster.ColSlots] < float64(nslots) {
+	if !term.Select.Match(vals) || !term.SameDefined(vals) || vals[cluster.ColSlots] < float64(nslots) {
 		return false
 	}
 	for _, ru := range term.PerSlot {
