@@ -14,6 +14,9 @@ import (
 type View struct {
 	Cluster *cluster.Cluster
 	State   *cluster.State
+	// Bounders are the runner's preparers that bound placements (the
+	// limit plugin); TaskCapacity and TaskBound apply them. Nil: none.
+	Bounders []Bounder
 }
 
 // Usable returns None when host h may take tasks of term t of a job in
@@ -72,6 +75,33 @@ func (v *View) CapacityBound(t *Term) int {
 		}
 	}
 	return max(n, 0)
+}
+
+// TaskCapacity returns how many tasks of term t (of alternative alt of
+// job) host h can take now: Capacity, bounded by every Bounder (a per-host
+// limit's room). It does not check Usable.
+func (v *View) TaskCapacity(job *Job, alt *Alternative, t *Term, h cluster.HostID) int {
+	n := v.Capacity(h, t)
+	for _, b := range v.Bounders {
+		if n == 0 {
+			break
+		}
+		n = min(n, b.HostBound(job, alt, t, h, v))
+	}
+	return max(n, 0)
+}
+
+// TaskBound returns upper bounds for term t (of alternative alt of job):
+// on the tasks it can place in all (math.MaxInt when no Bounder bounds
+// them), and on TaskCapacity of every host at any time in this state
+// (CapacityBound, bounded by the Bounders').
+func (v *View) TaskBound(job *Job, alt *Alternative, t *Term) (total, perHost int) {
+	total, perHost = math.MaxInt, v.CapacityBound(t)
+	for _, b := range v.Bounders {
+		tot, ph := b.JobBound(job, alt, t, v)
+		total, perHost = min(total, tot), min(perHost, ph)
+	}
+	return max(total, 0), max(perHost, 0)
 }
 
 // NumHosts returns how many hosts queue q may use.

@@ -135,6 +135,9 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		if sl, ok := p.(framework.Slacker); ok {
 			r.slackers = append(r.slackers, sl)
 		}
+		if b, ok := p.(framework.Bounder); ok {
+			r.view.Bounders = append(r.view.Bounders, b)
+		}
 	}
 	r.allSlack = len(r.slackers) == len(preparers)
 	return r
