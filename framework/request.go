@@ -16,6 +16,9 @@ type Request struct {
 	Alts []Alternative
 	// Canonical is the requirement's canonical string (resreq.Requirement.String).
 	Canonical string
+	// Rising: the select[] of some term may turn true on a host as free
+	// amounts shrink (Term.Rising).
+	Rising bool
 }
 
 // Alternative is one alternative of a Request: its terms and the shared
@@ -38,7 +41,13 @@ type Term struct {
 	// slots or a free consumable; all of Select when it reads none): a
 	// host it rejects never matches Select, whatever runs where. It is
 	// what the "can this request ever run" test evaluates.
-	Static  *resreq.Select
+	Static *resreq.Select
+	// Rising: Select reads a free amount in a way that may turn it true on
+	// a host as free amounts shrink (select[slots < 2]; not
+	// select[mem > 1000], which can only turn false). What assumes that
+	// a host ruled out stays ruled out within a cycle (the cycle cursor,
+	// the unsatisfiable cache) is off for it.
+	Rising  bool
 	Order   []int               // value-vector columns of order[] keys
 	Desc    []bool              // per Order key: descending
 	PerSlot []cluster.ResAmount // per-slot rusage[] of host resources; amounts > 0 only
@@ -70,6 +79,8 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 				if ct.Static, err = resreq.CompileSelect(staticConjuncts(t.Select, c), schema); err != nil {
 					return nil, err
 				}
+				ct.Rising = !falling(t.Select, c, true)
+				out.Rising = out.Rising || ct.Rising
 			}
 			if ct.Order, ct.Desc, err = resreq.CompileOrder(t.Order, schema); err != nil {
 				return nil, err
@@ -125,44 +136,6 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 		out.Alts = append(out.Alts, a)
 	}
 	return out, nil
-}
-
-// readsFree reports whether select expression e reads a value that changes
-// as jobs start and end: a host's free slots or the free amount of a
-// consumable (not a total such as maxmem, not defined()).
-func readsFree(e resreq.Expr, c *cluster.Cluster) bool {
-	switch n := e.(type) {
-	case *resreq.Ident:
-		if n.Name == "slots" {
-			return true
-		}
-		_, ok := c.ResourceByName(n.Name)
-		return ok
-	case *resreq.Unary:
-		return readsFree(n.X, c)
-	case *resreq.Binary:
-		return readsFree(n.X, c) || readsFree(n.Y, c)
-	}
-	return false
-}
-
-// staticConjuncts returns the conjunction of the top-level && operands of
-// e that read no free amount, nil (every host) when there is none.
-func staticConjuncts(e resreq.Expr, c *cluster.Cluster) resreq.Expr {
-	if b, ok := e.(*resreq.Binary); ok && b.Op == resreq.OpAnd {
-		x, y := staticConjuncts(b.X, c), staticConjuncts(b.Y, c)
-		switch {
-		case x == nil:
-			return y
-		case y == nil:
-			return x
-		}
-		return &resreq.Binary{Op: resreq.OpAnd, X: x, Y: y}
-	}
-	if readsFree(e, c) {
-		return nil
-	}
-	return e
 }
 
 func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []cluster.SharedAmount {

@@ -43,3 +43,40 @@ func TestCompileStatic(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileRising: Term.Rising marks a select[] that may turn true on a
+// host as its free amounts shrink, by hand for each form.
+func TestCompileRising(t *testing.T) {
+	c := ct.Build(ct.Spec{Hosts: []ct.Host{{Name: "a", Slots: 4, Mem: 1000, Type: "A"}}})
+	for _, tc := range []struct {
+		sel    string
+		rising bool
+	}{
+		{"type == A", false},
+		{"maxmem > 500", false},
+		{"mem > 1000", false}, // only turns false as mem shrinks
+		{"slots >= 2 && type == A", false},
+		{"2 <= slots || maxslots > 8", false},
+		{"!(slots < 2)", false},
+		{"slots < 2", true},
+		{"1000 > mem", true},
+		{"!(mem > 1000)", true},
+		{"slots == 2", true},
+		{"slots != 2", true},
+		{"mem / 2 > 100", true}, // arithmetic: not analysed
+		{"mem > slots", true},
+		{"slots >= 1 && mem <= 500", true},
+	} {
+		req, err := resreq.Parse("select[" + tc.sel + "]")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := framework.Compile(req, c, 1, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sel, err)
+		}
+		if got := r.Alts[0].Terms[0].Rising; got != tc.rising || r.Rising != tc.rising {
+			t.Errorf("select[%s]: Rising %v (request %v), want %v", tc.sel, got, r.Rising, tc.rising)
+		}
+	}
+}

@@ -171,3 +171,20 @@ func TestPerHostLimitSizing(t *testing.T) {
 			Jobs:   []ct.Job{{ID: 1, Min: 1, Max: 8}}}, []string{"a*3"}},
 	})
 }
+
+// TestRisingSelect: a select[] that may turn true as a host fills
+// (select[slots < 2]) is not skipped by the cycle cursor or the
+// unsatisfiable cache, which assume a host ruled out stays ruled out.
+// Jobs are taken in submit order; job 2 leaves a with 1 free slot.
+func TestRisingSelect(t *testing.T) {
+	runDecisionCases(t, []decisionCase{
+		// Job 1 walks past a (4 free) to b; job 3 finds a with 1 free.
+		{"cursor", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 1, -1, "")},
+			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "select[slots < 2]"}, {ID: 2, Submit: 1, Min: 3}, {ID: 3, Submit: 2, Min: 1, ResReq: "select[slots < 2]"}}},
+			[]string{"b*1", "a*3", "a*1"}},
+		// Job 1 pends (a has 4 free); job 3, of the same class, fits.
+		{"unsatisfiable cache", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, "")},
+			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "select[slots < 2]"}, {ID: 2, Submit: 1, Min: 3}, {ID: 3, Submit: 2, Min: 1, ResReq: "select[slots < 2]"}}},
+			[]string{"NoHostMatch", "a*3", "a*1"}},
+	})
+}
