@@ -97,7 +97,9 @@ func checkLoaded(t *testing.T, c *Cluster) {
 // FuzzParseRunning builds scenarios of two hosts, a license pool and three
 // jobs from fuzzed small numbers and checks the loader's over-commit check
 // against a direct simulation: Parse must fail at the running_on of the
-// first job that does not fit, or succeed when all fit.
+// first job that does not fit, or succeed when all fit. A zero rusage[]
+// amount needs nothing, so rusage[mem=0] fits a host without mem
+// (testdata/fuzz/FuzzParseRunning/352faf5781c2cb6d).
 func FuzzParseRunning(f *testing.F) {
 	f.Add([]byte{2, 3, 1, 2, 1, 1, 1, 1, 0, 2, 1, 1, 0, 1, 1, 0, 0})
 	f.Add([]byte{1, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 1, 2, 2})
@@ -147,8 +149,9 @@ func FuzzParseRunning(f *testing.F) {
 				if x[h] == 0 {
 					continue
 				}
+				// A zero amount needs nothing, even on a host without mem.
 				need := float64(memPerSlot * x[h])
-				fits = fits && x[h] <= freeSlots[h] && (!memIsRes || mem[h] > 0 && need <= freeMem[h])
+				fits = fits && x[h] <= freeSlots[h] && (!memIsRes || need == 0 || mem[h] > 0 && need <= freeMem[h])
 			}
 			if !fits {
 				firstBad = j

@@ -96,6 +96,21 @@ type Preparer interface {
 	PrepareHost(req *AllocRequest, h cluster.HostID) (Reason, int32)
 }
 
+// Bounder is an optional Preparer capability: it tells allocators how many
+// tasks its per-host pass lets a job place, so that plans are sized to
+// fit: a per-host limit with room for 2 slots caps the bucket planned on
+// its host at 2. Bounds are for a plan that holds no claim yet, in view's
+// state (the live one, or a projection); the runner's check stays the
+// authority. math.MaxInt means no bound.
+type Bounder interface {
+	// HostBound returns the most tasks of term t (of alternative alt of
+	// job) that host h can take as far as this preparer is concerned.
+	HostBound(job *Job, alt *Alternative, t *Term, h cluster.HostID, view *View) int
+	// JobBound returns the most tasks of term t the job can place in all,
+	// over every host, and a bound on HostBound that holds for every host.
+	JobBound(job *Job, alt *Alternative, t *Term, view *View) (total, perHost int)
+}
+
 // JobPreparer is an optional Preparer capability: the job-level pass, run
 // once per alternative before any host is looked at. tasks is the
 // alternative's smallest task count; view is the state the runner works on

@@ -19,7 +19,8 @@ const (
 	// SpanUnsatisfiable: enough slots and resources exist in total, but not
 	// in the shape span[] or the compound terms ask for.
 	SpanUnsatisfiable
-	// SameUnsatisfiable: hosts were found, but not sharing the same[] attribute.
+	// SameUnsatisfiable: hosts were found, but not sharing the same[]
+	// attribute (or not defining it).
 	SameUnsatisfiable
 	// SharedResource: a cluster-wide shared resource is exhausted (Detail).
 	SharedResource
@@ -41,7 +42,8 @@ const (
 	HostUnavail
 	// HostSelect: the host does not satisfy select[].
 	HostSelect
-	// HostSame: the host does not have the same[] value the plan pins.
+	// HostSame: the host does not define a same[] attribute, or has not
+	// the value the plan pins.
 	HostSame
 	// HostNotEnoughSlots: too few free job slots on the host.
 	HostNotEnoughSlots
@@ -68,7 +70,7 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	HostClosed:            {"HostClosed", "closed"},
 	HostUnavail:           {"HostUnavail", "unavailable"},
 	HostSelect:            {"HostSelect", "select[] not satisfied"},
-	HostSame:              {"HostSame", "different same[] value"},
+	HostSame:              {"HostSame", "same[] attribute undefined or different"},
 	HostNotEnoughSlots:    {"HostNotEnoughSlots", "not enough job slots"},
 	HostNotEnoughResource: {"HostNotEnoughResource", "not enough %s"},
 	HostLimit:             {"HostLimit", "limit %s reached"},

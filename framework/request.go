@@ -16,10 +16,14 @@ type Request struct {
 	Alts []Alternative
 	// Canonical is the requirement's canonical string (resreq.Requirement.String).
 	Canonical string
+	// Rising: the select[] of some term may turn true on a host as free
+	// amounts shrink (Term.Rising).
+	Rising bool
 }
 
 // Alternative is one alternative of a Request: its terms and the shared
-// resources the job reserves once if it is placed by this alternative.
+// resources the job reserves once if it is placed by this alternative
+// (amounts > 0 only: a zero rusage[] amount needs nothing).
 type Alternative struct {
 	Terms  []Term
 	Shared []cluster.SharedAmount
@@ -30,13 +34,25 @@ type Alternative struct {
 type Term struct {
 	// Tasks is the term's fixed task count for a compound term, 0 for the
 	// single term of a simple requirement (whose task count is the job's).
-	Tasks   int
-	Select  *resreq.Select
-	Order   []int  // value-vector columns of order[] keys
-	Desc    []bool // per Order key: descending
-	PerSlot []cluster.ResAmount
+	Tasks  int
+	Select *resreq.Select
+	// Static is the part of Select that reads no free amount (the
+	// conjunction of its top-level && operands that do not read free
+	// slots or a free consumable; all of Select when it reads none): a
+	// host it rejects never matches Select, whatever runs where. It is
+	// what the "can this request ever run" test evaluates.
+	Static *resreq.Select
+	// Rising: Select reads a free amount in a way that may turn it true on
+	// a host as free amounts shrink (select[slots < 2]; not
+	// select[mem > 1000], which can only turn false). What assumes that
+	// a host ruled out stays ruled out within a cycle (the cycle cursor,
+	// the unsatisfiable cache) is off for it.
+	Rising  bool
+	Order   []int               // value-vector columns of order[] keys
+	Desc    []bool              // per Order key: descending
+	PerSlot []cluster.ResAmount // per-slot rusage[] of host resources; amounts > 0 only
 	Span    resreq.Span
-	Same    []int // value-vector columns of same[] attributes
+	Same    []int // value-vector columns of same[] attributes (see SameDefined)
 }
 
 // Compile resolves req against cluster c for a job of tasksMin..tasksMax
@@ -57,7 +73,15 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 			if err != nil {
 				return nil, err
 			}
-			ct.Select = sel
+			ct.Select, ct.Static = sel, sel
+			if t.Select != nil && readsFree(t.Select, c) {
+				// Sub-expressions of a compiled expression compile.
+				if ct.Static, err = resreq.CompileSelect(staticConjuncts(t.Select, c), schema); err != nil {
+					return nil, err
+				}
+				ct.Rising = !falling(t.Select, c, true)
+				out.Rising = out.Rising || ct.Rising
+			}
 			if ct.Order, ct.Desc, err = resreq.CompileOrder(t.Order, schema); err != nil {
 				return nil, err
 			}
@@ -70,10 +94,17 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 				ct.Same = append(ct.Same, col)
 			}
 			for _, ru := range t.Rusage {
+				// A zero amount reserves nothing and needs nothing (a host
+				// without the resource can take such tasks), as the
+				// loader's RunningAlloc holds it; the name must still exist.
 				if r, ok := c.ResourceByName(ru.Name); ok {
-					ct.PerSlot = append(ct.PerSlot, cluster.ResAmount{Res: r, Amount: ru.Value})
+					if ru.Value > 0 {
+						ct.PerSlot = append(ct.PerSlot, cluster.ResAmount{Res: r, Amount: ru.Value})
+					}
 				} else if sh, ok := c.SharedByName(ru.Name); ok {
-					a.Shared = addShared(a.Shared, sh, ru.Value)
+					if ru.Value > 0 {
+						a.Shared = addShared(a.Shared, sh, ru.Value)
+					}
 				} else {
 					return nil, fmt.Errorf("rusage[]: unknown resource %q", ru.Name)
 				}
@@ -117,9 +148,23 @@ func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []clust
 	return append(s, cluster.SharedAmount{Shared: id, Amount: v})
 }
 
-// Plain reports whether t has no select[] and no per-slot rusage[]: any
-// open host can take as many of its tasks as it has free slots.
-func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 }
+// Plain reports whether t has no select[], no per-slot rusage[] and no
+// same[]: any open host can take as many of its tasks as it has free slots.
+func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 && len(t.Same) == 0 }
+
+// SameDefined reports whether a host with value vector vals defines every
+// same[] attribute of t. Only such hosts take tasks of t, whatever the
+// task count or span: LSF allocates a same[] job "only on hosts that have
+// the same value" (docs/resreq.md), and a host without the attribute has
+// no value.
+func (t *Term) SameDefined(vals []float64) bool {
+	for _, col := range t.Same {
+		if x := vals[col]; x != x {
+			return false
+		}
+	}
+	return true
+}
 
 // Compound reports whether alternative a has fixed per-term task counts.
 func (a *Alternative) Compound() bool { return a.Terms[0].Tasks > 0 }

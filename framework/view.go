@@ -14,11 +14,15 @@ import (
 type View struct {
 	Cluster *cluster.Cluster
 	State   *cluster.State
+	// Bounders are the runner's preparers that bound placements (the
+	// limit plugin); TaskCapacity and TaskBound apply them. Nil: none.
+	Bounders []Bounder
 }
 
 // Usable returns None when host h may take tasks of term t of a job in
-// queue q at all (open, in the queue's host list, select[] satisfied), or
-// the host reason why not. It ignores free capacity.
+// queue q at all (open, in the queue's host list, select[] satisfied,
+// every same[] attribute defined), or the host reason why not. It ignores
+// free capacity.
 func (v *View) Usable(h cluster.HostID, q cluster.QueueID, t *Term) Reason {
 	switch v.Cluster.Hosts[h].Status {
 	case cluster.HostClosed:
@@ -29,8 +33,12 @@ func (v *View) Usable(h cluster.HostID, q cluster.QueueID, t *Term) Reason {
 	if !v.Cluster.QueueHasHost(q, h) {
 		return HostSelect
 	}
-	if !t.Select.Match(v.State.HostVals(h)) {
+	vals := v.State.HostVals(h)
+	if !t.Select.Match(vals) {
 		return HostSelect
+	}
+	if !t.SameDefined(vals) {
+		return HostSame
 	}
 	return None
 }
@@ -67,6 +75,33 @@ func (v *View) CapacityBound(t *Term) int {
 		}
 	}
 	return max(n, 0)
+}
+
+// TaskCapacity returns how many tasks of term t (of alternative alt of
+// job) host h can take now: Capacity, bounded by every Bounder (a per-host
+// limit's room). It does not check Usable.
+func (v *View) TaskCapacity(job *Job, alt *Alternative, t *Term, h cluster.HostID) int {
+	n := v.Capacity(h, t)
+	for _, b := range v.Bounders {
+		if n == 0 {
+			break
+		}
+		n = min(n, b.HostBound(job, alt, t, h, v))
+	}
+	return max(n, 0)
+}
+
+// TaskBound returns upper bounds for term t (of alternative alt of job):
+// on the tasks it can place in all (math.MaxInt when no Bounder bounds
+// them), and on TaskCapacity of every host at any time in this state
+// (CapacityBound, bounded by the Bounders').
+func (v *View) TaskBound(job *Job, alt *Alternative, t *Term) (total, perHost int) {
+	total, perHost = math.MaxInt, v.CapacityBound(t)
+	for _, b := range v.Bounders {
+		tot, ph := b.JobBound(job, alt, t, v)
+		total, perHost = min(total, tot), min(perHost, ph)
+	}
+	return max(total, 0), max(perHost, 0)
 }
 
 // NumHosts returns how many hosts queue q may use.

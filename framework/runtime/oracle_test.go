@@ -12,19 +12,29 @@ import (
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
 
-// hostKinds are the host shapes the combinatorial test combines; each is
-// taken with 1, 2 and 3 slots. "used" hosts run one task of a job holding
-// rusage[mem=2].
-var hostKinds = []struct {
+// hostKind is a host shape the combinatorial test combines; each is taken
+// with 1, 2 and 3 slots. "used" hosts run one task of a job holding
+// rusage[mem=2]. An empty typ is a host without a type, a negative mem one
+// without mem.
+type hostKind struct {
 	typ    string
 	mem    float64
 	closed bool
 	used   bool
-}{
+}
+
+var hostKinds = []hostKind{
 	{"A", 4, false, false},
 	{"B", 2, false, false},
 	{"A", 4, true, false},
 	{"A", 4, false, true},
+}
+
+// undefinedKinds add a host that defines neither type nor mem.
+var undefinedKinds = []hostKind{
+	{"A", 4, false, false},
+	{"", -1, false, false},
+	{"B", 2, false, true},
 }
 
 // oracleJob is one enumerated job shape.
@@ -34,6 +44,7 @@ type oracleJob struct {
 	ptile    int    // 0 unless span is ptile
 	hosts1   bool
 	mem      int  // per-slot rusage[mem], 0 none
+	memZero  bool // rusage[mem=0] (needs nothing)
 	selA     bool // select[type==A]
 	same     bool // same[type]
 }
@@ -43,7 +54,7 @@ func (j oracleJob) resreq() string {
 	if j.selA {
 		s += "select[type==A] "
 	}
-	if j.mem > 0 {
+	if j.mem > 0 || j.memZero {
 		s += fmt.Sprintf("rusage[mem=%d] ", j.mem)
 	}
 	s += j.span
@@ -53,7 +64,28 @@ func (j oracleJob) resreq() string {
 	return s
 }
 
+// oracleJobs lists every job shape of up to 4 tasks: each span form, per
+// slot mem 0 (none), 1 or 2, with and without select[type==A] and same[].
 func oracleJobs() []oracleJob {
+	return jobShapes([]int{0, 1, 2}, []bool{false, true})
+}
+
+// undefinedJobs lists the shapes that hosts without type or mem tell
+// apart: each span form, no mem, rusage[mem=0] or rusage[mem=1], with and
+// without same[type].
+func undefinedJobs() []oracleJob {
+	var jobs []oracleJob
+	for _, j := range jobShapes([]int{0, 1}, []bool{false}) {
+		jobs = append(jobs, j)
+		if j.mem == 0 {
+			j.memZero = true
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs
+}
+
+func jobShapes(mems []int, sels []bool) []oracleJob {
 	var jobs []oracleJob
 	spans := []struct {
 		s      string
@@ -63,10 +95,10 @@ func oracleJobs() []oracleJob {
 	for min := 1; min <= 4; min++ {
 		for max := min; max <= 4; max++ {
 			for _, sp := range spans {
-				for _, mem := range []int{0, 1, 2} {
-					for _, sel := range []bool{false, true} {
+				for _, mem := range mems {
+					for _, sel := range sels {
 						for _, same := range []bool{false, true} {
-							jobs = append(jobs, oracleJob{min, max, sp.s, sp.ptile, sp.hosts1, mem, sel, same})
+							jobs = append(jobs, oracleJob{min, max, sp.s, sp.ptile, sp.hosts1, mem, false, sel, same})
 						}
 					}
 				}
@@ -86,7 +118,10 @@ type oracleHost struct {
 }
 
 // valid reports whether giving x[h] tasks to each host is a valid
-// allocation of job j, judged from first principles (docs/allocation.md).
+// allocation of job j, judged from first principles (docs/allocation.md):
+// a host without mem takes no task that reserves mem (rusage[mem=0]
+// reserves nothing), and a host without a type no task of a same[type]
+// job (LSF: only hosts that have the same value; docs/resreq.md).
 func valid(j oracleJob, hosts []oracleHost, x []int) bool {
 	n, used, typ := 0, 0, ""
 	var sizes []int
@@ -95,7 +130,10 @@ func valid(j oracleJob, hosts []oracleHost, x []int) bool {
 			continue
 		}
 		hh := hosts[h]
-		if !hh.ok || k > hh.slots || float64(k*j.mem) > hh.mem || (j.selA && hh.typ != "A") {
+		if !hh.ok || k > hh.slots || j.mem > 0 && !(float64(k*j.mem) <= hh.mem) || (j.selA && hh.typ != "A") {
+			return false
+		}
+		if j.same && hh.typ == "" {
 			return false
 		}
 		if j.same && used > 0 && hh.typ != typ {
@@ -170,7 +208,19 @@ func bestN(j oracleJob, hosts []oracleHost) int {
 // allocation exists, with the largest valid task count, and what it
 // returns is itself valid.
 func TestCombinatorialOracle(t *testing.T) {
-	jobs := oracleJobs()
+	checkOracle(t, hostKinds, oracleJobs())
+}
+
+// TestCombinatorialOracleUndefined is TestCombinatorialOracle over clusters
+// with a host that defines neither type nor mem, and jobs with
+// rusage[mem=0] and same[type] (issue 11 §3, §4).
+func TestCombinatorialOracleUndefined(t *testing.T) {
+	checkOracle(t, undefinedKinds, undefinedJobs())
+}
+
+// checkOracle runs the combinatorial test over every cluster of up to 3
+// hosts built from kinds and every job of jobs.
+func checkOracle(t *testing.T, hostKinds []hostKind, jobs []oracleJob) {
 	var shapes [][2]int // (kind, slots)
 	for k := range hostKinds {
 		for s := 1; s <= 3; s++ {
@@ -239,6 +289,9 @@ func TestCombinatorialOracle(t *testing.T) {
 			spec := &c.Jobs[off+i]
 			req, err := framework.Compile(spec.Req, c, spec.TasksMin, spec.TasksMax)
 			if err != nil {
+				if len(c.Resources) == 0 && (j.mem > 0 || j.memZero) {
+					continue // no host defines mem: an unknown resource
+				}
 				t.Fatalf("%s: %v", j.resreq(), err)
 			}
 			job := &framework.Job{Spec: spec, Req: req}

@@ -39,17 +39,22 @@ func hostRank(r framework.Reason) int {
 	switch r {
 	case framework.HostClosed, framework.HostUnavail:
 		return 0
-	case framework.HostSelect, framework.HostSame:
+	case framework.HostSelect:
 		return 1
-	case framework.HostNotEnoughSlots:
+	case framework.HostSame: // checked after select[]
 		return 2
+	case framework.HostNotEnoughSlots:
+		return rankSlots
 	case framework.HostNotEnoughResource:
-		return 3
-	case framework.HostLimit:
 		return 4
+	case framework.HostLimit:
+		return 5
 	}
-	return 5
+	return 6
 }
+
+// rankSlots is the hostRank of the first capacity reason.
+const rankSlots = 3
 
 // pend chooses job's main reason and counts its host reasons after every
 // plan failed (docs/pending-reasons.md):
@@ -62,8 +67,10 @@ func hostRank(r framework.Reason) int {
 //  3. SameUnsatisfiable or SpanUnsatisfiable when, for some alternative,
 //     the hosts that can take tasks have enough capacity in total but the
 //     plans could not use it (same[] present or rejected: Same; else Span);
-//  4. NoHostMatch when no host can take a task for a reason other than
-//     its closed/unavailable state or select[];
+//  4. when no host can take a task and none for a capacity reason (only
+//     closed/unavailable state, select[] or same[] rule them out):
+//     SameUnsatisfiable if some host satisfies select[] but does not
+//     define a same[] attribute, else NoHostMatch;
 //  5. otherwise the capacity reason counted on the most hosts, counting
 //     for a host that cannot take a task why not (slots, a resource, a
 //     limit) and for a host that can take some tasks what stops it taking
@@ -100,6 +107,8 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 		pr.Main = framework.SameUnsatisfiable
 	case d.enough:
 		pr.Main = framework.SpanUnsatisfiable
+	case d.capacity == (reasonKey{}) && !d.anyUsable && d.noSameValue:
+		pr.Main = framework.SameUnsatisfiable
 	case d.capacity == (reasonKey{}) && !d.anyUsable:
 		pr.Main = framework.NoHostMatch
 	case d.capacity != (reasonKey{}):
@@ -176,6 +185,9 @@ type diagnosis struct {
 	anyUsable bool      // some host can take a task of some term
 	enough    bool      // some alternative has enough capacity in total
 	same      bool      // that alternative has same[]
+	// noSameValue: some host passes select[] of a term but does not
+	// define its same[] attributes (host reason HostSame).
+	noSameValue bool
 }
 
 // diagnose evaluates every host of the job's queue against every term of
@@ -270,13 +282,14 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 			}
 		}
 	}
+	d.noSameValue = slices.ContainsFunc(d.counts, func(hc framework.HostReasonCount) bool { return hc.Reason == framework.HostSame })
 	slices.SortFunc(d.counts, func(a, b framework.HostReasonCount) int {
 		return cmp.Or(cmp.Compare(b.Hosts, a.Hosts), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
 	})
 	// The capacity reason, counted over blocked hosts and bounded ones.
 	merged := sc.bounds
 	for _, hc := range d.counts {
-		if hostRank(hc.Reason) >= 2 {
+		if hostRank(hc.Reason) >= rankSlots {
 			merged = addHostReason(merged, reasonKey{hc.Reason, hc.Detail}, hc.Hosts)
 		}
 	}
@@ -284,7 +297,7 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	top := 0
 	for _, hc := range merged {
 		k := reasonKey{hc.Reason, hc.Detail}
-		if hostRank(k.reason) < 2 {
+		if hostRank(k.reason) < rankSlots {
 			continue
 		}
 		rk, rb := hostRank(k.reason), hostRank(d.capacity.reason)
@@ -460,6 +473,10 @@ func (r *Runner) openFits(job *framework.Job) []bool {
 // rusage) in all, on one host for span[hosts=1], and in hosts of ptile
 // tasks for span[ptile=N]; and enough distinct hosts for all terms (the
 // hosts of a plan are distinct). noMatch is set when a term matches no host.
+// A host matches when the static part of the term's select[] holds on it
+// (framework.Term.Static): a condition on free slots or a free consumable
+// may hold on a busy host that it fails on an idle one (select[slots < 2]),
+// so it never makes a request "never".
 func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, openOnly bool) (why string, noMatch bool) {
 	c := r.view.Cluster
 	empty := framework.View{Cluster: c, State: r.empty}
@@ -480,7 +497,8 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 		caps := r.diag.caps[:0]
 		for h := range c.Hosts {
 			id := cluster.HostID(h)
-			if !c.QueueHasHost(q, id) || !t.Select.Match(r.empty.HostVals(id)) || openOnly && r.hostState[id] != framework.None {
+			vals := r.empty.HostVals(id)
+			if !c.QueueHasHost(q, id) || !t.Static.Match(vals) || !t.SameDefined(vals) || openOnly && r.hostState[id] != framework.None {
 				continue
 			}
 			matching++

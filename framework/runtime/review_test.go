@@ -73,7 +73,9 @@ func TestReviewRegressions(t *testing.T) {
 			[]string{"", "SharedResource", "NotEnoughResource"}},
 		{"compound terms need distinct hosts", ct.Spec{Hosts: []ct.Host{h("h1", 4, -1, "")}, Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "1*{} + {}"}}}, []string{"BadRequest"}},
 		{"ptile needs more hosts than exist", ct.Spec{Hosts: []ct.Host{h("h1", 8, -1, "")}, Jobs: []ct.Job{{ID: 1, Min: 8, ResReq: "span[ptile=4]"}}}, []string{"BadRequest"}},
-		{"same[] on one host needs no value", ct.Spec{Hosts: []ct.Host{h("h1", 3, -1, ""), h("h3", 4, -1, "A")}, Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "same[type] span[hosts=1]"}}}, []string{"h1*2"}},
+		// Issue 11 §4 chose LSF's rule for every shape: a host without
+		// a same[] value takes no task, even alone (h1 has no type).
+		{"same[] on one host needs a value", ct.Spec{Hosts: []ct.Host{h("h1", 3, -1, ""), h("h3", 4, -1, "A")}, Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "same[type] span[hosts=1]"}}}, []string{"h3*2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

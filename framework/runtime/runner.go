@@ -135,6 +135,9 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		if sl, ok := p.(framework.Slacker); ok {
 			r.slackers = append(r.slackers, sl)
 		}
+		if b, ok := p.(framework.Bounder); ok {
+			r.view.Bounders = append(r.view.Bounders, b)
+		}
 	}
 	r.allSlack = len(r.slackers) == len(preparers)
 	return r
@@ -163,7 +166,8 @@ func (r *Runner) BeginCycle() {
 // task count, and the classes its preparers give it: for limits, the limit
 // instances that apply) already pended gets the same reasons without any
 // host being looked at: resources only shrink within a cycle, so whatever
-// stopped one job of the class stops the others.
+// stopped one job of the class stops the others. Requests whose select[]
+// may turn true as hosts fill (framework.Request.Rising) are always tried.
 func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, error) {
 	job.Reasons = framework.PendReasons{}
 	if job.Req == nil {
@@ -173,6 +177,11 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	// A job's class is only worth computing when some job of its request
 	// already pended in this cycle (most placed jobs never need it).
 	var class classKey
+	if job.Req.Rising {
+		// A host its select[] rules out may match once others fill it:
+		// what stopped one job need not stop the next.
+		return r.allocate(job, a)
+	}
 	known := r.pended[job.Req]
 	if known {
 		class = r.classOf(job)
@@ -328,7 +337,7 @@ func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framewor
 			// Continue where the previous identical bucket stopped: every
 			// host before that point failed or is claimed by this plan.
 			start = stop + 1
-		case len(pins) == 0 && term.Order == nil:
+		case len(pins) == 0 && term.Order == nil && !term.Rising:
 			key = cursorKey{job.Req, job.Spec.Queue, plan.Alt, bk.Term, bk.Slots}
 			start, useCursor = r.cursor[key], true
 		}
@@ -402,13 +411,16 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 	if checkQueue && !r.view.Cluster.QueueHasHost(job.Spec.Queue, h) {
 		return framework.HostSelect, -1
 	}
+	if !term.Select.Match(vals) {
+		return framework.HostSelect, -1
+	}
+	if !term.SameDefined(vals) {
+		return framework.HostSame, -1
+	}
 	for _, p := range pins {
 		if vals[p.Col] != p.Value {
 			return framework.HostSame, -1
 		}
-	}
-	if !term.Select.Match(vals) {
-		return framework.HostSelect, -1
 	}
 	if vals[cluster.ColSlots] < float64(nslots) {
 		return framework.HostNotEnoughSlots, -1
@@ -444,7 +456,7 @@ func (r *Runner) termFits(job *framework.Job, term *framework.Term, nslots int, 
 	}
 	st := r.view.State
 	vals := st.HostVals(h)
-	if !term.Select.Match(vals) || vals[cluster.ColSlots] < float64(nslots) {
+	if !term.Select.Match(vals) || !term.SameDefined(vals) || vals[cluster.ColSlots] < float64(nslots) {
 		return false
 	}
 	for _, ru := range term.PerSlot {

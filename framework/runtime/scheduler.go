@@ -223,7 +223,8 @@ func (s *Scheduler) Runner() *Runner { return s.runner }
 // Cycle runs one scheduling cycle at time now (seconds): every pending job
 // submitted at or before now is considered, queues in priority order
 // (higher first, then configuration order), jobs within a queue in the
-// order of the queue's picker. A closed queue's jobs pend with QueueClosed.
+// order of the queue's picker. A closed queue's jobs pend with QueueClosed
+// (or BadRequest when they could never run).
 // Under fcfs, once a job of a queue pends (other than with BadRequest: it
 // can never run), the queue's later jobs pend with Priority; under
 // firstfit, any job that fits starts. Cycle times must not decrease. It
@@ -287,6 +288,9 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		if c.Queues[q].Closed {
 			for _, j := range seg {
 				j.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
+				if note := s.runner.NeverFits(j); note != "" { // BadRequest comes first
+					j.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1, Note: note, Stuck: true}
+				}
 			}
 		} else if err := s.policies[q].Dispatch(d, seg); err != nil {
 			return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)

@@ -47,9 +47,12 @@ func (*Plugin) Name() string { return Name }
 //   - span[hosts=1]: one bucket of all its tasks;
 //   - span[ptile=N]: buckets of N, then one of the remainder;
 //   - no span or span[hosts=-1]: sized from what each usable host can take
-//     now (free slots bounded by per-slot rusage), largest first, the last
-//     bucket taking the remainder. A count larger than the total capacity
-//     yields no plan; the largest count that fits comes first.
+//     now (free slots bounded by per-slot rusage and by the preparers'
+//     bounds, View.TaskCapacity: a per-host limit caps its host's bucket),
+//     largest first, the last bucket taking the remainder. A count larger
+//     than the total capacity (or than the preparers let the job place in
+//     all, View.TaskBound) yields no plan; the largest count that fits
+//     comes first.
 func (p *Plugin) Plans(job *framework.Job, view *framework.View) (framework.PlanIterator, error) {
 	if job.Spec.TasksMin < 1 || job.Spec.TasksMax < job.Spec.TasksMin {
 		return nil, fmt.Errorf("bad task count %d,%d", job.Spec.TasksMin, job.Spec.TasksMax)
@@ -223,20 +226,23 @@ func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
 }
 
 // spread sizes buckets for n tasks from the usable hosts' capacities (free
-// slots bounded by per-slot rusage): largest first, or, when the term has
-// order[] keys, in that order; each host takes all it can until the last
-// takes the remainder. For a simple alternative it lowers the next count to
-// try to the total capacity, so the first plan is the largest that fits.
+// slots bounded by per-slot rusage and the preparers' bounds,
+// View.TaskCapacity): largest first, or, when the term has order[] keys, in
+// that order; each host takes all it can until the last takes the
+// remainder. For a simple alternative it lowers the next count to try to
+// the total capacity (at most what the preparers let the job place in all),
+// so the first plan is the largest that fits.
 func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, add func(slots, count int)) bool {
 	v := it.view
 	q := it.job.Spec.Queue
+	alt := it.req()
 	caps := it.p.caps[:0]
 	total := 0
 	visit := func(h cluster.HostID) {
 		if v.Usable(h, q, term) != framework.None || !pinned(v, h, term, pin) {
 			return
 		}
-		if c := v.Capacity(h, term); c > 0 {
+		if c := v.TaskCapacity(it.job, alt, term, h); c > 0 {
 			caps = append(caps, c)
 			total += c
 		}
@@ -244,9 +250,9 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 	switch hosts := v.Cluster.Queues[q].Hosts; {
 	case hosts == nil && len(term.Order) == 0 && pin == nil && len(v.Cluster.Hosts) >= it.p.indexFrom:
 		caps, total = it.largestCaps(caps, term, n)
-	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain():
-		// A small cluster, and no select, rusage, order or same: a host's
-		// capacity is its free slots if it is open.
+	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain() && len(v.Bounders) == 0:
+		// A small cluster, and no select, rusage, order, same or bounding
+		// preparer: a host's capacity is its free slots if it is open.
 		for h := range v.Cluster.Hosts {
 			if c := v.State.FreeSlots(cluster.HostID(h)); c > 0 && v.Cluster.Hosts[h].Status == cluster.HostOK {
 				caps = append(caps, c)
@@ -267,7 +273,11 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		}
 	}
 	it.p.caps = caps
-	if !it.req().Compound() && it.tuples == nil && total < n {
+	// What the preparers let the job place in all (a user's slot limit)
+	// bounds the count, whatever the hosts can take.
+	jobTotal, _ := v.TaskBound(it.job, alt, term)
+	total = min(total, jobTotal)
+	if !alt.Compound() && it.tuples == nil && total < n {
 		// Skip straight to the largest count that fits.
 		if total < it.job.Spec.TasksMin {
 			it.n = 0
@@ -299,13 +309,15 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 // with the most free slots first (cluster.State's free-slot levels) and
 // stops as soon as the capacities already found that no unread host can
 // exceed (each unread host's capacity is at most its level's most free
-// slots and at most View.CapacityBound) add up to n: the sorted prefix that
-// covers n is then among them, so the buckets are those of a full scan.
+// slots and at most View.TaskBound's per-host bound) add up to n: the
+// sorted prefix that covers n is then among them, so the buckets are those
+// of a full scan.
 // When it does not stop early it has read every host and total is exact.
 func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int, int) {
 	v, q := it.view, it.job.Spec.Queue
+	alt := it.req()
 	st := v.State
-	ub := v.CapacityBound(term)
+	_, ub := v.TaskBound(it.job, alt, term)
 	total, above := 0, 0
 	for k := st.NumFreeLevels() - 1; k >= 1; k-- {
 		bound := min(ub, cluster.FreeLevelUpper(k))
@@ -325,7 +337,7 @@ func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int,
 			if v.Usable(h, q, term) != framework.None {
 				continue
 			}
-			c := v.Capacity(h, term)
+			c := v.TaskCapacity(it.job, alt, term, h)
 			if c == 0 {
 				continue
 			}
@@ -344,17 +356,20 @@ func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int,
 // bound returns an upper bound on the tasks of term any placement can have
 // now: for span[hosts=1] the largest usable capacity; for span[ptile=P],
 // P × (hosts that can take P) + the largest smaller capacity (below P);
-// else the total capacity. One pass over the queue's hosts.
+// else the total capacity; capacities as View.TaskCapacity gives them, and
+// at most what the preparers let the job place in all (View.TaskBound).
+// One pass over the queue's hosts.
 func (it *iterator) bound(term *framework.Term) int {
 	v := it.view
 	q := it.job.Spec.Queue
+	alt := it.req()
 	largest, full, rest, total := 0, 0, 0, 0
 	p := term.Span.Ptile
 	for _, h := range v.Hosts(q) {
 		if v.Usable(h, q, term) != framework.None {
 			continue
 		}
-		c := v.Capacity(h, term)
+		c := v.TaskCapacity(it.job, alt, term, h)
 		total += c
 		largest = max(largest, c)
 		if term.Span.Kind == resreq.SpanPtile {
@@ -365,13 +380,14 @@ func (it *iterator) bound(term *framework.Term) int {
 			}
 		}
 	}
+	jobTotal, _ := v.TaskBound(it.job, alt, term)
 	switch term.Span.Kind {
 	case resreq.SpanHostsOne:
-		return largest
+		return min(largest, jobTotal)
 	case resreq.SpanPtile:
-		return p*full + rest
+		return min(p*full+rest, jobTotal)
 	}
-	return total
+	return min(total, jobTotal)
 }
 
 func pinned(v *framework.View, h cluster.HostID, term *framework.Term, pin []float64) bool {

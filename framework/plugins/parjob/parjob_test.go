@@ -21,7 +21,10 @@ import (
 // whatever the free-slot levels the allocator reads them from; with no
 // plan when the capacities add up to less than the job's tasks. Both
 // sizing paths are checked: the scan of small clusters and the free-slot
-// levels of large ones.
+// levels of large ones. Half the time a Bounder (a preparer such as a
+// per-host limit) caps each host and the job's total: a host's capacity is
+// then also at most its cap, and the job gets no plan when it needs more
+// than the total allows.
 func TestPropertyLargestFirst(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nh := rapid.IntRange(1, 60).Draw(t, "hosts")
@@ -67,6 +70,16 @@ func TestPropertyLargestFirst(t *testing.T) {
 		if perSlot > 0 {
 			rr += fmt.Sprintf("rusage[mem=%v]", perSlot)
 		}
+		var bounders []framework.Bounder
+		bound := capBounder{total: math.MaxInt}
+		if rapid.Bool().Draw(t, "bounded") {
+			for range nh {
+				bound.caps = append(bound.caps, rapid.IntRange(0, 40).Draw(t, "cap"))
+			}
+			bound.perHost = slices.Max(bound.caps)
+			bound.total = rapid.IntRange(0, 400).Draw(t, "total")
+			bounders = append(bounders, bound)
+		}
 		// The oracle: every host's capacity, by hand.
 		var caps []int
 		totalCap := 0
@@ -78,6 +91,9 @@ func TestPropertyLargestFirst(t *testing.T) {
 			if perSlot > 0 {
 				capa = min(capa, int(math.Floor(mem[i]/perSlot+1e-9)))
 			}
+			if bound.caps != nil {
+				capa = min(capa, bound.caps[i])
+			}
 			if capa > 0 {
 				caps = append(caps, capa)
 				totalCap += capa
@@ -86,7 +102,7 @@ func TestPropertyLargestFirst(t *testing.T) {
 		n := rapid.IntRange(1, totalCap+3).Draw(t, "tasks")
 		var want []int
 		slices.SortFunc(caps, func(a, b int) int { return b - a })
-		for left := n; left > 0 && n <= totalCap; {
+		for left := n; left > 0 && n <= min(totalCap, bound.total); {
 			take := min(caps[0], left)
 			want = append(want, take)
 			left -= take
@@ -105,7 +121,7 @@ func TestPropertyLargestFirst(t *testing.T) {
 		// The same buckets whether the plugin scans the hosts (a small
 		// cluster) or reads the free-slot levels (as from 1,024 hosts).
 		for _, p := range []*Plugin{New(), {indexFrom: 0}} {
-			it, err := p.Plans(job, &framework.View{Cluster: c, State: st})
+			it, err := p.Plans(job, &framework.View{Cluster: c, State: st, Bounders: bounders})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,4 +137,18 @@ func TestPropertyLargestFirst(t *testing.T) {
 			}
 		}
 	})
+}
+
+// capBounder bounds each host by caps[h] and the job by total.
+type capBounder struct {
+	caps           []int
+	perHost, total int
+}
+
+func (b capBounder) HostBound(_ *framework.Job, _ *framework.Alternative, _ *framework.Term, h cluster.HostID, _ *framework.View) int {
+	return b.caps[h]
+}
+
+func (b capBounder) JobBound(*framework.Job, *framework.Alternative, *framework.Term, *framework.View) (int, int) {
+	return b.total, b.perHost
 }
