@@ -148,8 +148,11 @@ func (d *dispatcher) unchanged(job *framework.Job, keeps bool) bool {
 	if keeps {
 		changed = d.offPlan
 	}
+	// A select[] that may turn true as hosts fill (Request.Rising) may let
+	// a job start after others started, with nothing released.
 	return d.incremental && !changed && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
-		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now)
+		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now) &&
+		(job.Req == nil || !job.Req.Rising)
 }
 
 // Hold implements framework.Dispatcher. A job that can never run gets its

@@ -188,3 +188,24 @@ func TestRisingSelect(t *testing.T) {
 			[]string{"NoHostMatch", "a*3", "a*1"}},
 	})
 }
+
+// TestRisingSelectAcrossCycles: a job whose select[] may turn true as
+// hosts fill is not kept pending as "unchanged" when nothing was released.
+// One host of 2 slots under firstfit: job 1 (select[slots < 2]) pends at
+// t = 0 (2 free); job 2 takes one slot at t = 5; at t = 6, with one slot
+// free, job 1 starts there and job 3 finds the host full.
+func TestRisingSelectAcrossCycles(t *testing.T) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "h0", Slots: 2, Mem: -1}},
+		Jobs: []ct.Job{
+			{ID: 1, Min: 1, ResReq: "select[slots < 2]", Runtime: 100},
+			{ID: 2, Submit: 5, Min: 1, Runtime: 100},
+			{ID: 3, Submit: 6, Min: 1, Runtime: 100},
+		}}
+	c, s := runPolicy(t, spec, cluster.PolicyFirstFit, 6)
+	want := []string{"RUN@6 h0*1", "RUN@5 h0*1", "PEND NotEnoughSlots"}
+	for i, j := range s.Jobs {
+		if got := state(c, j); got != want[i] {
+			t.Errorf("job %d: %s, want %s", j.Spec.ID, got, want[i])
+		}
+	}
+}
