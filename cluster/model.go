@@ -170,6 +170,23 @@ type Job struct {
 	Start int64
 }
 
+// Bounds of job times, in seconds. The scenario loader and the simulator
+// enforce them, so that no time arithmetic of a simulation can overflow
+// int64.
+const (
+	// MaxTime is the largest submit time, start time, runtime or estimate
+	// of a job: 10^15 s, about 31.7 million years.
+	MaxTime = 1_000_000_000_000_000
+	// MaxTotalRuntime is the most the runtimes of all the jobs of a
+	// scenario or workload may add up to: 10^18 s. A simulation's clock
+	// never passes the latest submit or start time plus the sum of all
+	// runtimes, so every time it computes stays below MaxTime +
+	// MaxTotalRuntime + MaxTime (about 1.002·10^18 s, an estimate added to
+	// the clock), under the scheduler's "never" (2^62 s, about 4.6·10^18)
+	// and int64's limit.
+	MaxTotalRuntime = 1_000_000_000_000_000_000
+)
+
 // Cluster is a loaded scenario: the static configuration plus the jobs.
 // It is read-only after load; the mutable counters live in State.
 type Cluster struct {

@@ -316,7 +316,7 @@ func (l *loader) loadFairshare(fs *fieldSet, q *Queue) error {
 			q.Shares = append(q.Shares, UserShare{User: se.key, Shares: int(n)})
 		}
 	}
-	hl, err := l.intField(fs, "half_life", 1, maxTime, 0)
+	hl, err := l.intField(fs, "half_life", 1, MaxTime, 0)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		name string
 		dst  *int64
 	}{{"submit", &j.Submit}, {"runtime", &j.Runtime}, {"estimate", &j.Estimate}} {
-		if *f.dst, err = l.intField(fs, f.name, 0, maxTime, 0); err != nil {
+		if *f.dst, err = l.intField(fs, f.name, 0, MaxTime, 0); err != nil {
 			return j, err
 		}
 	}
@@ -114,7 +114,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		if j.RunningOn == nil {
 			return j, l.errAt(e.val, e.path, "only a running job (with running_on) has a start time")
 		}
-		if j.Start, err = l.toInt(e.val, e.path, 0, maxTime); err != nil {
+		if j.Start, err = l.toInt(e.val, e.path, 0, MaxTime); err != nil {
 			return j, err
 		}
 		if j.Start < j.Submit {

@@ -37,11 +37,10 @@ type loader struct {
 
 // Limits of the values the loader accepts.
 const (
-	maxCount     = 1_000_000_000         // slots, tasks, limit slots and jobs
-	maxTime      = 1_000_000_000_000_000 // seconds (submit, start, runtime, estimate)
-	maxPriority  = 1_000_000_000         // |queue priority|
-	maxMergeNest = 16                    // nested merge keys / alias chains
-	maxStateVals = 1 << 25               // hosts × attribute columns (State size)
+	maxCount     = 1_000_000_000 // slots, tasks, limit slots and jobs
+	maxPriority  = 1_000_000_000 // |queue priority|
+	maxMergeNest = 16            // nested merge keys / alias chains
+	maxStateVals = 1 << 25       // hosts × attribute columns (State size)
 )
 
 // spend counts n units of work and fails once the budget is exhausted.

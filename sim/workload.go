@@ -53,8 +53,18 @@ type Prepared struct {
 // its runtime is field 4 (less than 0 counts as 0); its estimate is the
 // requested time (field 9) when known, else the runtime; its user is
 // "u<field 12>". A job larger than the cluster is kept: it pends with
-// BadRequest and is counted as rejected, never shrunk.
+// BadRequest and is counted as rejected, never shrunk. Jobs are replayed in
+// submit order (ties in record order).
+//
+// It is an error, naming the job number and record (1-based), if a job
+// number repeats, if a submit, run or requested time is above
+// cluster.MaxTime (10^15 s), or if the runtimes of the jobs kept add up to
+// more than cluster.MaxTotalRuntime (10^18 s): ReadSWF rejects all these
+// with the line, but a Workload may come from elsewhere.
 func Prepare(w *Workload, s Setup) (*Prepared, error) {
+	if err := checkWorkload(w); err != nil {
+		return nil, err
+	}
 	c, err := baseCluster(w, s)
 	if err != nil {
 		return nil, err
@@ -68,6 +78,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		p.TotalSlots += h.Slots
 	}
 	c.Jobs = make([]cluster.Job, 0, len(w.Jobs))
+	var total int64
 	for _, j := range w.Jobs {
 		procs := j.ReqProcs
 		if procs <= 0 {
@@ -85,6 +96,9 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 			}
 		}
 		run = max(run, 0)
+		if total += run; total > cluster.MaxTotalRuntime { // terms <= MaxTime: no overflow
+			return nil, fmt.Errorf("job %d: the runtimes of the jobs up to it add up to %d s, more than 10^18 s", j.ID, total)
+		}
 		est := j.ReqTime
 		if est <= 0 {
 			est = run
@@ -106,6 +120,35 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 	}
 	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	return p, nil
+}
+
+// checkWorkload checks that job numbers are unique and times at most
+// cluster.MaxTime (the bound of swf.MaxTime too).
+func checkWorkload(w *Workload) error {
+	var seen map[int64]int // job number -> record; built at the first number that does not increase
+	for i, j := range w.Jobs {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"submit time", j.Submit}, {"run time", j.Run}, {"requested time", j.ReqTime}} {
+			if f.v > cluster.MaxTime {
+				return fmt.Errorf("job %d (record %d): %s %d s is above 10^15 s", j.ID, i+1, f.name, f.v)
+			}
+		}
+		if seen == nil && i > 0 && j.ID <= w.Jobs[i-1].ID {
+			seen = make(map[int64]int, len(w.Jobs))
+			for k := range i {
+				seen[w.Jobs[k].ID] = k
+			}
+		}
+		if seen != nil {
+			if first, dup := seen[j.ID]; dup {
+				return fmt.Errorf("job number %d repeats (records %d and %d)", j.ID, first+1, i+1)
+			}
+			seen[j.ID] = i
+		}
+	}
+	return nil
 }
 
 // baseCluster returns the scenario's cluster with its queues' policies set,
