@@ -23,6 +23,13 @@ type Workload struct {
 	Jobs   []swf.Job
 }
 
+// Bounds of a cluster built from Setup.Hosts and Setup.Slots or the SWF
+// header (a larger one is an error): hosts, and slots per host.
+const (
+	MaxHosts = 10_000_000
+	MaxSlots = 1_000_000_000
+)
+
 // Setup says how to turn a workload into a cluster with jobs.
 type Setup struct {
 	// Base, when set, gives the hosts, shared resources, queues and limits
@@ -177,7 +184,7 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 	if slots <= 0 {
 		slots = 1
 	}
-	if hosts > 10_000_000 || slots > 1_000_000_000 {
+	if hosts > MaxHosts || slots > MaxSlots {
 		return nil, fmt.Errorf("cluster of %d hosts × %d slots is too large", hosts, slots)
 	}
 	policy := s.Policy

@@ -101,3 +101,34 @@ func TestSimOutOfOrder(t *testing.T) {
 		t.Errorf("JSON %v (%v): want out_of_order 1, jobs 3", res, err)
 	}
 }
+
+// TestSimCountFlags: --hosts, --slots and --jobs, when given, must lie in
+// 1 … their bound; --hosts 0 used to mean 128 hosts, and --hosts 2^32
+// --slots 2^32 overflowed into a panic of the model.
+func TestSimCountFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hosts", "0"}, "--hosts 0: want 1 to 10000000 (leave --hosts out for the default)"},
+		{[]string{"--slots", "0"}, "--slots 0: want 1 to 1000000000 (leave --slots out for the default)"},
+		{[]string{"--jobs", "0"}, "--jobs 0: want 1 to 10000000 (leave --jobs out for the default)"},
+		{[]string{"--hosts", "-3"}, "--hosts -3: want 1 to 10000000 (leave --hosts out for the default)"},
+		{[]string{"--hosts", "4294967296", "--slots", "4294967296"}, "--hosts 4294967296: want 1 to 10000000 (leave --hosts out for the default)"},
+		{[]string{"--slots", "4294967296"}, "--slots 4294967296: want 1 to 1000000000 (leave --slots out for the default)"},
+		{[]string{"--jobs", "2000000000"}, "--jobs 2000000000: want 1 to 10000000 (leave --jobs out for the default)"},
+	} {
+		if code, _, errs := runXce(append([]string{"sim"}, tc.args...)...); code != ExitUsage || errs != "xce: "+tc.want+"\n" {
+			t.Errorf("sim %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestScheduleHelpPolicies: `xce schedule --help` names the four queue
+// policies.
+func TestScheduleHelpPolicies(t *testing.T) {
+	code, out, _ := runXce("schedule", "--help")
+	if code != ExitOK || !strings.Contains(out, "(fcfs, firstfit, easy or conservative)") {
+		t.Errorf("exit %d; help lacks the four policies:\n%s", code, out)
+	}
+}

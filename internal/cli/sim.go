@@ -73,11 +73,11 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	default:
 		return badInput(fmt.Errorf("--policy %q: want fcfs, firstfit, easy or conservative", f.policy))
 	}
-	if f.hosts < 0 || f.slots < 0 || f.jobs < 1 {
-		return badInput(errors.New("--hosts and --slots must be >= 0 and --jobs >= 1"))
+	if err := checkCounts(cmd, f); err != nil {
+		return badInput(err)
 	}
 	if f.clusterFile != "" {
-		if f.hosts != 0 || f.slots != 0 {
+		if cmd.Flags().Changed("hosts") || cmd.Flags().Changed("slots") {
 			return badInput(errors.New("--hosts and --slots describe a cluster of identical hosts: give them or --cluster, not both"))
 		}
 		c, err := cluster.Load(f.clusterFile)
@@ -128,6 +128,28 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		return enc.Encode(res)
 	}
 	return writeSimTable(cmd.OutOrStdout(), res)
+}
+
+// maxModelJobs bounds --jobs: the built-in model's jobs are held in
+// memory (about 300 bytes each with the scheduler's copy).
+const maxModelJobs = 10_000_000
+
+// checkCounts checks --hosts, --slots and --jobs: when given, each is at
+// least 1 and at most its bound (sim.MaxHosts, sim.MaxSlots, maxModelJobs),
+// so that no product of them overflows and memory stays bounded.
+func checkCounts(cmd *cobra.Command, f *simFlags) error {
+	for _, c := range []struct {
+		name     string
+		v, bound int
+	}{{"hosts", f.hosts, sim.MaxHosts}, {"slots", f.slots, sim.MaxSlots}, {"jobs", f.jobs, maxModelJobs}} {
+		if !cmd.Flags().Changed(c.name) {
+			continue
+		}
+		if c.v < 1 || c.v > c.bound {
+			return fmt.Errorf("--%s %d: want 1 to %d (leave --%s out for the default)", c.name, c.v, c.bound, c.name)
+		}
+	}
+	return nil
 }
 
 // simResult is what `xce sim --json` prints: the metrics and what was run.
