@@ -29,6 +29,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
 		"resreq", "runtime", "estimate", "running_on", "start"}
 	ids := map[JobID]int{}
+	var total int64 // runtimes so far
 	l.running = map[int]ast.Node{}
 	l.c.Jobs = make([]Job, 0, len(items))
 	for i, it := range items {
@@ -51,6 +52,10 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		j, err := l.job(fs, JobID(id))
 		if err != nil {
 			return err
+		}
+		if total += j.Runtime; total > MaxTotalRuntime { // terms <= MaxTime: no overflow
+			return l.errAt(fs.value("runtime"), fieldPath(path, "runtime"),
+				"the runtimes of jobs[0] to jobs[%d] add up to %d s, more than 10^18 s (the most a scenario's runtimes may total)", i, total)
 		}
 		l.c.Jobs = append(l.c.Jobs, j)
 	}
@@ -81,7 +86,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		}
 		q, ok := l.queueIDs[name]
 		if !ok {
-			return j, l.errAt(n, fieldPath(fs.path, "queue"), "unknown queue %q", name)
+			return j, l.errAt(n, fieldPath(fs.path, "queue"), "unknown queue %s", quoteValue(name))
 		}
 		j.Queue = q
 	}
@@ -145,7 +150,7 @@ func (l *loader) tasks(fs *fieldSet) (lo, hi int, err error) {
 		return 0, 0, l.errAt(r, e.path, "expected a task count n or \"min,max\", got %s", kind(r))
 	}
 	bad := func(format string, args ...any) error {
-		return l.errAt(sn, e.path, "%q: %s", s, fmt.Sprintf(format, args...))
+		return l.errAt(sn, e.path, "%s: %s", quoteValue(s), fmt.Sprintf(format, args...))
 	}
 	parts := strings.Split(s, ",")
 	if len(parts) > 2 {
@@ -192,7 +197,7 @@ func (l *loader) runningOn(fs *fieldSet, j *Job) error {
 	for _, re := range es {
 		h, ok := l.hostIDs[re.key]
 		if !ok {
-			return l.errAt(re.kn, re.path, "unknown host %q", re.key)
+			return l.errAt(re.kn, re.path, "unknown host %s", quoteValue(re.key))
 		}
 		n, err := l.toInt(re.val, re.path, 1, maxCount)
 		if err != nil {
