@@ -60,7 +60,8 @@ type Shared struct {
 	Total float64
 }
 
-// Policy names a queue's dispatch policy (DESIGN.md §6).
+// Policy names a queue's dispatch policy: fcfs, firstfit, easy or
+// conservative (docs/simulator.md, Policies; docs/backfill.md).
 type Policy string
 
 // The dispatch policies.
