@@ -171,22 +171,17 @@ type Job struct {
 	Start int64
 }
 
-// Bounds of job times, in seconds. The scenario loader and the simulator
-// enforce them, so that no time arithmetic of a simulation can overflow
-// int64.
-const (
-	// MaxTime is the largest submit time, start time, runtime or estimate
-	// of a job: 10^15 s, about 31.7 million years.
-	MaxTime = 1_000_000_000_000_000
-	// MaxTotalRuntime is the most the runtimes of all the jobs of a
-	// scenario or workload may add up to: 10^18 s. A simulation's clock
-	// never passes the latest submit or start time plus the sum of all
-	// runtimes, so every time it computes stays below MaxTime +
-	// MaxTotalRuntime + MaxTime (about 1.002·10^18 s, an estimate added to
-	// the clock), under the scheduler's "never" (2^62 s, about 4.6·10^18)
-	// and int64's limit.
-	MaxTotalRuntime = 1_000_000_000_000_000_000
-)
+// MaxTime is the largest time, in seconds, a job or a simulation of jobs
+// may reach: 10^15 s, about 31.7 million years. Each submit time, start
+// time, runtime and estimate is at most MaxTime, and so is the horizon: the
+// latest submit or start time of all the jobs plus the sum of all their
+// runtimes. A simulation's clock never passes the horizon (a job starts at
+// a submit time or when another ends), so every time it computes, every
+// wait, response time and makespan included, is at most MaxTime, and a
+// time plus an estimate at most twice that: far from the scheduler's
+// "never" (2^62 s, about 4.6·10^18) and int64's limit, and within what an
+// SWF file may hold. The scenario loader and the simulator enforce it.
+const MaxTime = 1_000_000_000_000_000
 
 // Cluster is a loaded scenario: the static configuration plus the jobs.
 // It is read-only after load; the mutable counters live in State.

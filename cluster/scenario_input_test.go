@@ -105,15 +105,16 @@ func TestScenarioLongMapping(t *testing.T) {
 	}
 }
 
-// TestScenarioRuntimeTotal: 1,000 jobs of runtime 10^15 s (lines 4 …
-// 1003) add up to exactly 10^18 s and load; a 1,001st (jobs[1000], line
-// 1004, its runtime at column 15) is an error.
-func TestScenarioRuntimeTotal(t *testing.T) {
+// TestScenarioHorizon: the latest submit or start time plus the runtimes
+// may reach 10^15 s. 1,000 jobs of runtime 10^12 s submitted at 0 (lines
+// 4 … 1003) reach it exactly and load; a 1,001st (jobs[1000], line 1004,
+// its '{' at column 5) passes it.
+func TestScenarioHorizon(t *testing.T) {
 	doc := func(n int) []byte {
 		var b strings.Builder
 		b.WriteString(h1 + "jobs:\n")
 		for i := range n {
-			fmt.Fprintf(&b, "  - {runtime: 1000000000000000, id: %d}\n", i)
+			fmt.Fprintf(&b, "  - {runtime: 1000000000000, id: %d}\n", i)
 		}
 		return []byte(b.String())
 	}
@@ -121,7 +122,7 @@ func TestScenarioRuntimeTotal(t *testing.T) {
 		t.Fatalf("1000 jobs: %v", err)
 	}
 	se := parseErr(t, "r.yaml", doc(1001))
-	want := "r.yaml:1004:15: jobs[1000].runtime: the runtimes of jobs[0] to jobs[1000] add up to 1001000000000000000 s, more than 10^18 s (the most a scenario's runtimes may total)"
+	want := "r.yaml:1004:5: jobs[1000]: the latest submit or start time so far (0 s) plus the runtimes of jobs[0] to jobs[1000] (1001000000000000 s) exceed 10^15 s, the most a simulation of the scenario may reach"
 	if se.Error() != want {
 		t.Errorf("got  %s\nwant %s", se.Error(), want)
 	}

@@ -29,7 +29,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
 		"resreq", "runtime", "estimate", "running_on", "start"}
 	ids := map[JobID]int{}
-	var total int64 // runtimes so far
+	var latest, total int64 // the latest submit or start, and the runtimes, so far
 	l.running = map[int]ast.Node{}
 	l.c.Jobs = make([]Job, 0, len(items))
 	for i, it := range items {
@@ -53,9 +53,12 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		if err != nil {
 			return err
 		}
-		if total += j.Runtime; total > MaxTotalRuntime { // terms <= MaxTime: no overflow
-			return l.errAt(fs.value("runtime"), fieldPath(path, "runtime"),
-				"the runtimes of jobs[0] to jobs[%d] add up to %d s, more than 10^18 s (the most a scenario's runtimes may total)", i, total)
+		// The horizon (MaxTime): every term is at most MaxTime, and the sum
+		// was at most MaxTime before: no overflow.
+		latest = max(latest, j.Submit, j.Start)
+		if total += j.Runtime; latest+total > MaxTime {
+			return l.errAt(it, path, "the latest submit or start time so far (%d s) plus the runtimes of jobs[0] to jobs[%d] (%d s) exceed 10^15 s, the most a simulation of the scenario may reach",
+				latest, i, total)
 		}
 		l.c.Jobs = append(l.c.Jobs, j)
 	}

@@ -162,6 +162,8 @@ var errorCases = []struct {
 	{"running on a long unknown host", h1 + "jobs:\n  - {id: 1, running_on: {" + strings.Repeat("h", 50) + ": 1}}\n", 4, 26,
 		`jobs[0].running_on["` + strings.Repeat("h", 40) + `"...]`, `unknown host "` + strings.Repeat("h", 40) + `"...`},
 	{"submit above 10^15", h1 + "jobs:\n  - {id: 1, submit: 1000000000000001}\n", 4, 21, "jobs[0].submit", "must be <= 1000000000000000, got 1000000000000001"},
+	{"horizon passed by a start", h1 + "jobs:\n  - {id: 1, runtime: 10}\n  - {id: 2, submit: 5, start: 999999999999991, running_on: {a: 1}}\n", 5, 5, "jobs[1]",
+		"the latest submit or start time so far (999999999999991 s) plus the runtimes of jobs[0] to jobs[1] (10 s) exceed 10^15 s"},
 	{"running on zero slots", h1 + "jobs:\n  - {id: 1, running_on: {a: 0}}\n", 4, 29, "jobs[0].running_on.a", "must be >= 1, got 0"},
 	{"running on nothing", h1 + "jobs:\n  - {id: 1, running_on: {}}\n", 4, 25, "jobs[0].running_on", "must not be empty"},
 	{"running slots outside tasks", h1 + "jobs:\n  - {id: 1, tasks: 2, running_on: {a: 1}}\n", 4, 35, "jobs[0].running_on", "holds 1 slots in total, outside the job's tasks 2"},

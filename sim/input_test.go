@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,22 +76,30 @@ func TestReadSWFOutOfOrder(t *testing.T) {
 	}
 }
 
-// TestReadSWFTotalRuntime: 1,000 run times of 10^15 s add up to exactly
-// 10^18 s, the bound; a 1,001st (line 1003) makes 1.001·10^18 s, an error.
-func TestReadSWFTotalRuntime(t *testing.T) {
+// TestReadSWFHorizon: the latest submit time plus the run times may reach
+// 10^15 s. 1,000 run times of 10^12 s, all submitted at 0, reach it
+// exactly; a 1,001st (line 1003) passes it by 10^12 s; a record submitted
+// at 10^15 s that runs 1 s (line 3) passes it by 1 s.
+func TestReadSWFHorizon(t *testing.T) {
 	recs := make([][3]int64, 1001)
 	for i := range recs {
-		recs[i] = [3]int64{int64(i + 1), 0, 1_000_000_000_000_000}
+		recs[i] = [3]int64{int64(i + 1), 0, 1_000_000_000_000}
 	}
 	if w, _, err := sim.ReadSWF(writeTrace(t, recs[:1000]...), false); err != nil || len(w.Jobs) != 1000 {
 		t.Fatalf("1000 records: %v", err)
 	}
-	path := writeTrace(t, recs...)
-	for _, skip := range []bool{false, true} {
-		_, _, err := sim.ReadSWF(path, skip)
-		want := path + ":1003: field 4 (run time): the run times up to this line add up to 1001000000000000000 s, more than 10^18 s (the most a workload's run times may total)"
-		if err == nil || err.Error() != want {
-			t.Errorf("skip-bad %v: got %v\nwant %s", skip, err, want)
+	for _, tc := range []struct {
+		recs [][3]int64
+		want string
+	}{
+		{recs, ":1003: the latest submit time so far (0 s) plus the run times up to this line (1001000000000000 s) exceed 10^15 s, the most a simulation may reach"},
+		{[][3]int64{{1, 1_000_000_000_000_000, 1}}, ":3: the latest submit time so far (1000000000000000 s) plus the run times up to this line (1 s) exceed 10^15 s, the most a simulation may reach"},
+	} {
+		path := writeTrace(t, tc.recs...)
+		for _, skip := range []bool{false, true} {
+			if _, _, err := sim.ReadSWF(path, skip); err == nil || err.Error() != path+tc.want {
+				t.Errorf("skip-bad %v: got %v\nwant %s", skip, err, path+tc.want)
+			}
 		}
 	}
 }
@@ -121,7 +128,7 @@ func TestPrepareChecks(t *testing.T) {
 	hdr := swf.Header{MaxNodes: 1, MaxProcs: 1, UnixStartTime: -1}
 	thousand := make([]swf.Job, 1001)
 	for i := range thousand {
-		thousand[i] = rec(int64(i+1), 0, 1, 1_000_000_000_000_000, -1)
+		thousand[i] = rec(int64(i+1), 0, 1, 1_000_000_000_000, -1)
 	}
 	for _, tc := range []struct {
 		name string
@@ -132,7 +139,9 @@ func TestPrepareChecks(t *testing.T) {
 		{"run 2^63-1", []swf.Job{rec(1, 0, 1, 9223372036854775807, -1)}, "job 1 (record 1): run time 9223372036854775807 s is above 10^15 s"},
 		{"requested 10^15+1", []swf.Job{rec(1, 0, 1, 5, 1_000_000_000_000_001)}, "job 1 (record 1): requested time 1000000000000001 s is above 10^15 s"},
 		{"duplicate", []swf.Job{rec(3, 0, 1, 5, -1), rec(1, 0, 1, 5, -1), rec(3, 9, 1, 5, -1)}, "job number 3 repeats (records 1 and 3)"},
-		{"total", thousand, "job 1001: the runtimes of the jobs up to it add up to 1001000000000000000 s, more than 10^18 s"},
+		{"horizon", thousand, "job 1001: the latest submit time so far (0 s) plus the runtimes of the jobs up to it (1001000000000000 s) exceed 10^15 s, the most a simulation may reach"},
+		{"horizon by the submit time", []swf.Job{rec(1, 0, 1, 10, -1), rec(2, 999_999_999_999_995, 1, 5, -1)},
+			"job 2: the latest submit time so far (999999999999995 s) plus the runtimes of the jobs up to it (15 s) exceed 10^15 s, the most a simulation may reach"},
 	} {
 		_, err := sim.Prepare(&sim.Workload{Header: hdr, Jobs: tc.jobs}, sim.Setup{})
 		if err == nil || err.Error() != tc.want {
@@ -141,17 +150,18 @@ func TestPrepareChecks(t *testing.T) {
 	}
 }
 
-// TestTimesAtTheBounds: 1,000 jobs on 1 host × 1 slot, all submitted at
-// 10^15 s (MaxTime) with run and requested time 10^15 s (their runtimes
-// total MaxTotalRuntime), under conservative backfilling, which adds
-// estimates to the clock. Worked by hand: they run one after another, job k
-// from 10^15·k to 10^15·(k+1); waits 10^15·(k−1), mean 10^15·499.5;
-// makespan 10^18; utilization 1; no wait is negative.
+// TestTimesAtTheBounds: 1,000 jobs on 1 host × 1 slot, all submitted at 0
+// with run and requested time 10^12 s, so the horizon is exactly MaxTime
+// (10^15 s), under conservative backfilling, which adds estimates to the
+// clock. Worked by hand: they run one after another, job k from
+// 10^12·(k−1) to 10^12·k; waits 10^12·(k−1), mean 10^12·499.5; makespan
+// 10^15; utilization 1. The schedule, whose largest wait is 999·10^12 s,
+// writes as SWF and reads back.
 func TestTimesAtTheBounds(t *testing.T) {
-	const e15 = 1_000_000_000_000_000
+	const e12 = 1_000_000_000_000
 	jobs := make([]swf.Job, 1000)
 	for i := range jobs {
-		jobs[i] = rec(int64(i+1), e15, 1, e15, e15)
+		jobs[i] = rec(int64(i+1), 0, 1, e12, e12)
 	}
 	w := &sim.Workload{Header: swf.Header{MaxNodes: 1, MaxProcs: 1, UnixStartTime: -1}, Jobs: jobs}
 	prep, err := sim.Prepare(w, sim.Setup{Policy: cluster.PolicyConservative, Clean: true})
@@ -162,15 +172,21 @@ func TestTimesAtTheBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The mean is summed in float64, which holds these sums only to about
-	// 16 digits.
-	if sum.Jobs != 1000 || sum.MakespanS != 1000*e15 || sum.Utilization != 1 || math.Abs(sum.WaitMeanS/(499.5*e15)-1) > 1e-12 {
+	if sum.Jobs != 1000 || sum.MakespanS != 1000*e12 || sum.Utilization != 1 || sum.WaitMeanS != 499.5*e12 {
 		t.Errorf("jobs %d makespan %d utilization %v wait mean %v", sum.Jobs, sum.MakespanS, sum.Utilization, sum.WaitMeanS)
 	}
 	for _, j := range s.Jobs {
-		if k := int64(j.Spec.ID); j.Start != k*e15 || j.End != (k+1)*e15 {
-			t.Fatalf("job %d ran [%d, %d), want [%d, %d)", k, j.Start, j.End, k*e15, (k+1)*e15)
+		if k := int64(j.Spec.ID); j.Start != (k-1)*e12 || j.End != k*e12 {
+			t.Fatalf("job %d ran [%d, %d), want [%d, %d)", k, j.Start, j.End, (k-1)*e12, k*e12)
 		}
+	}
+	path := filepath.Join(t.TempDir(), "schedule.swf")
+	if err := sim.WriteSchedule(path, s, w); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := sim.ReadSWF(path, false)
+	if err != nil || len(back.Jobs) != 1000 || back.Jobs[999].Wait != 999*e12 || back.Jobs[999].Run != e12 {
+		t.Fatalf("schedule read back: %v", err)
 	}
 }
 

@@ -29,13 +29,13 @@ type ReadStats struct {
 }
 
 // ReadSWF reads a whole SWF trace (plain or gzip) and checks what the
-// simulator needs beyond the format: job numbers are unique, and the run
-// times (field 4, counting -1 as 0) add up to at most
-// cluster.MaxTotalRuntime. A failed read returns an error naming the file,
-// line and field: a *swf.ParseError, or a wrapped I/O error. With skipBad,
-// malformed lines and records repeating a job number are skipped and
-// counted instead; a run-time total over the bound is an error either way.
-// Records out of submit order are counted, not errors.
+// simulator needs beyond the format: job numbers are unique, and the
+// latest submit time plus the sum of the run times (field 4, counting -1 as
+// 0) is at most cluster.MaxTime (10^15 s). A failed read returns an error
+// naming the file, line and field: a *swf.ParseError, or a wrapped I/O
+// error. With skipBad, malformed lines and records repeating a job number
+// are skipped and counted instead; passing the time bound is an error
+// either way. Records out of submit order are counted, not errors.
 func ReadSWF(path string, skipBad bool) (*Workload, ReadStats, error) {
 	var st ReadStats
 	r, closer, err := swf.Open(path)
@@ -88,11 +88,12 @@ func ReadSWF(path string, skipBad bool) (*Workload, ReadStats, error) {
 			}
 			seen[j.ID] = line
 		}
-		// Both terms are at most swf.MaxTime, total at most
-		// MaxTotalRuntime: no overflow.
-		if total += max(j.Run, 0); total > cluster.MaxTotalRuntime {
-			return nil, st, &swf.ParseError{File: path, Line: line, Field: 4,
-				Msg: fmt.Sprintf("the run times up to this line add up to %d s, more than 10^18 s (the most a workload's run times may total)", total)}
+		// The horizon (cluster.MaxTime): every term is at most
+		// swf.MaxTime, and the sum was at most MaxTime before: no overflow.
+		top := max(latest, j.Submit, 0)
+		if total += max(j.Run, 0); top+total > cluster.MaxTime {
+			return nil, st, &swf.ParseError{File: path, Line: line,
+				Msg: fmt.Sprintf("the latest submit time so far (%d s) plus the run times up to this line (%d s) exceed 10^15 s, the most a simulation may reach", top, total)}
 		}
 		if len(w.Jobs) > 0 && j.Submit < latest {
 			st.OutOfOrder++

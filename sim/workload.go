@@ -63,11 +63,11 @@ type Prepared struct {
 // BadRequest and is counted as rejected, never shrunk. Jobs are replayed in
 // submit order (ties in record order).
 //
-// It is an error, naming the job number and record (1-based), if a job
+// It is an error, naming the job number (and record, 1-based), if a job
 // number repeats, if a submit, run or requested time is above
-// cluster.MaxTime (10^15 s), or if the runtimes of the jobs kept add up to
-// more than cluster.MaxTotalRuntime (10^18 s): ReadSWF rejects all these
-// with the line, but a Workload may come from elsewhere.
+// cluster.MaxTime (10^15 s), or if the latest submit time plus the sum of
+// the runtimes of the jobs kept is: ReadSWF rejects all these with the
+// line, but a Workload may come from elsewhere.
 func Prepare(w *Workload, s Setup) (*Prepared, error) {
 	if err := checkWorkload(w); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		p.TotalSlots += h.Slots
 	}
 	c.Jobs = make([]cluster.Job, 0, len(w.Jobs))
-	var total int64
+	var latest, total int64 // of the jobs kept so far
 	for _, j := range w.Jobs {
 		procs := j.ReqProcs
 		if procs <= 0 {
@@ -103,8 +103,11 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 			}
 		}
 		run = max(run, 0)
-		if total += run; total > cluster.MaxTotalRuntime { // terms <= MaxTime: no overflow
-			return nil, fmt.Errorf("job %d: the runtimes of the jobs up to it add up to %d s, more than 10^18 s", j.ID, total)
+		// The horizon (cluster.MaxTime); terms at most MaxTime: no overflow.
+		latest = max(latest, j.Submit)
+		if total += run; latest+total > cluster.MaxTime {
+			return nil, fmt.Errorf("job %d: the latest submit time so far (%d s) plus the runtimes of the jobs up to it (%d s) exceed 10^15 s, the most a simulation may reach",
+				j.ID, latest, total)
 		}
 		est := j.ReqTime
 		if est <= 0 {

@@ -57,6 +57,8 @@ func TestSimExtremeTimes(t *testing.T) {
 			`c.swf:3: field 4 (run time): "9223372036854775807"` + tooLate},
 		{"duplicate job number", [][3]string{{"1", "0", "10"}, {"2", "5", "10"}, {"1", "9", "10"}},
 			`d.swf:5: field 1 (job number): duplicate job number 1 (first on line 3)`},
+		{"horizon passed by 1 s", [][3]string{{"1", "0", "500000000000000"}, {"2", "1", "500000000000000"}},
+			`f.swf:4: the latest submit time so far (1 s) plus the run times up to this line (1000000000000000 s) exceed 10^15 s, the most a simulation may reach`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := swfFile(t, dir, strings.Fields(tc.want)[0][:5], tc.recs...)
@@ -67,10 +69,10 @@ func TestSimExtremeTimes(t *testing.T) {
 		})
 	}
 
-	// The bound itself: two jobs on 4 hosts, submitted at 0 and 10^15 s,
-	// each running 10^15 s: no wait, makespan 2·10^15 s, utilization
-	// (2·10^15) / (4 · 2·10^15) = 0.25.
-	path := swfFile(t, dir, "e.swf", [3]string{"1", "0", "1000000000000000"}, [3]string{"2", "1000000000000000", "1000000000000000"})
+	// The bound itself: two jobs on 4 hosts, submitted at 0, each running
+	// 5·10^14 s (latest submit plus run times: 10^15 s): no wait, makespan
+	// 5·10^14 s, utilization (2 · 5·10^14) / (4 · 5·10^14) = 0.5.
+	path := swfFile(t, dir, "e.swf", [3]string{"1", "0", "500000000000000"}, [3]string{"2", "0", "500000000000000"})
 	code, out, errs := runXce("sim", "--json", "--workload", path, "--out", filepath.Join(dir, "out"))
 	var res struct {
 		Jobs        int     `json:"jobs"`
@@ -81,7 +83,7 @@ func TestSimExtremeTimes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); code != ExitOK || err != nil {
 		t.Fatalf("at the bound: exit %d, %v: %s", code, err, errs)
 	}
-	if res.Jobs != 2 || res.Makespan != 2_000_000_000_000_000 || res.Utilization != 0.25 || res.WaitMax != 0 {
+	if res.Jobs != 2 || res.Makespan != 500_000_000_000_000 || res.Utilization != 0.5 || res.WaitMax != 0 {
 		t.Errorf("at the bound: %+v", res)
 	}
 }
