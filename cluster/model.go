@@ -60,7 +60,8 @@ type Shared struct {
 	Total float64
 }
 
-// Policy names a queue's dispatch policy (DESIGN.md §6).
+// Policy names a queue's dispatch policy: fcfs, firstfit, easy or
+// conservative (docs/simulator.md, Policies; docs/backfill.md).
 type Policy string
 
 // The dispatch policies.
@@ -169,6 +170,18 @@ type Job struct {
 	// Start is the time the job started, in seconds, for a running job.
 	Start int64
 }
+
+// MaxTime is the largest time, in seconds, a job or a simulation of jobs
+// may reach: 10^15 s, about 31.7 million years. Each submit time, start
+// time, runtime and estimate is at most MaxTime, and so is the horizon: the
+// latest submit or start time of all the jobs plus the sum of all their
+// runtimes. A simulation's clock never passes the horizon (a job starts at
+// a submit time or when another ends), so every time it computes, every
+// wait, response time and makespan included, is at most MaxTime, and a
+// time plus an estimate at most twice that: far from the scheduler's
+// "never" (2^62 s, about 4.6·10^18) and int64's limit, and within what an
+// SWF file may hold. The scenario loader and the simulator enforce it.
+const MaxTime = 1_000_000_000_000_000
 
 // Cluster is a loaded scenario: the static configuration plus the jobs.
 // It is read-only after load; the mutable counters live in State.

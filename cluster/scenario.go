@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
 )
 
 // ScenarioError is an error in a scenario file (docs/scenario.md). Line and
@@ -61,9 +60,17 @@ func (e *ScenarioError) Error() string {
 // Unwrap returns the go-yaml or resreq error that caused e, if any.
 func (e *ScenarioError) Unwrap() error { return e.cause }
 
-// Load reads and parses the scenario file at path; see Parse.
+// Load reads and parses the scenario file at path; see Parse. It reads at
+// most MaxScenarioSize+1 bytes: a larger file is a *ScenarioError without
+// reading the rest. An I/O error is returned as the os package gives it
+// (naming the path).
 func Load(path string) (*Cluster, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxScenarioSize+1))
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +81,13 @@ func Load(path string) (*Cluster, error) {
 // error messages. On success the Cluster is complete: Init has been called,
 // every Job.Req is parsed and the jobs keep their file order. Running jobs
 // have been checked not to over-commit any host or shared resource.
+//
+// Input larger than MaxScenarioSize, characters YAML does not allow
+// (control characters but tab and line breaks, invalid UTF-8), nesting
+// deeper than 100 levels and block mappings of more than 100,000 keys are
+// rejected before or right after tokenizing, so that a bad file costs
+// bounded time and memory; any value an error message quotes is cut to 40
+// characters (followed by "..."), and a message to 400 bytes.
 //
 // On failure Parse returns the first error found as a *ScenarioError.
 // Sections are checked in the order hosts, shared, queues, limits, jobs
@@ -95,21 +109,23 @@ const bom = "\xef\xbb\xbf"
 // parseYAML checks the encoding, runs go-yaml's parser and returns the body
 // of the only document (nil for an empty file).
 func (l *loader) parseYAML(data []byte) (root ast.Node, err error) {
+	if len(data) > MaxScenarioSize {
+		return nil, &ScenarioError{File: l.file, Msg: tooLarge}
+	}
 	data = bytes.TrimPrefix(data, []byte(bom))
-	if !utf8.Valid(data) {
-		return nil, l.badUTF8(data)
+	if err := l.checkText(data); err != nil {
+		return nil, err
 	}
 	defer func() {
 		// go-yaml is third-party code: make sure a bug there cannot crash
 		// the caller on malformed input.
 		if r := recover(); r != nil {
-			root, err = nil, &ScenarioError{File: l.file, Msg: fmt.Sprintf("YAML parser failed: %v", r)}
+			root, err = nil, &ScenarioError{File: l.file, Msg: clipMsg(fmt.Sprintf("YAML parser failed: %v", r))}
 		}
 	}()
 	tokens := lexer.Tokenize(string(data))
-	if tk := tooDeep(tokens); tk != nil {
-		return nil, &ScenarioError{File: l.file, Line: tk.Position.Line, Col: tk.Position.Column,
-			Msg: fmt.Sprintf("YAML nested deeper than %d levels", maxNesting)}
+	if tk, msg := tooDeep(tokens); tk != nil {
+		return nil, &ScenarioError{File: l.file, Line: tk.Position.Line, Col: tk.Position.Column, Msg: msg}
 	}
 	// Duplicate keys are detected by the loader (with a field path).
 	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
@@ -132,72 +148,13 @@ func (l *loader) parseYAML(data []byte) (root ast.Node, err error) {
 	return body, nil
 }
 
-// maxNesting bounds the nesting of YAML collections. go-yaml's parser
-// needs memory quadratic in the depth (about 15 GB for 100000 nested
-// lists), while a scenario needs fewer than ten levels.
-const maxNesting = 100
-
-// tooDeep returns the first token nested deeper than maxNesting, or nil.
-// Flow collections are counted by their brackets; block collections by a
-// stack of the columns of the tokens that start a line or follow a "- "
-// entry, which over-estimates the depth only for unusual layouts.
-func tooDeep(tokens token.Tokens) *token.Token {
-	var block []int
-	flow, line, afterEntry := 0, 0, false
-	for _, tk := range tokens {
-		if tk == nil || tk.Position == nil || tk.Type == token.CommentType {
-			continue
-		}
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(flow-1, 0)
-		}
-		if flow == 0 && (tk.Position.Line != line || afterEntry) {
-			c := tk.Position.Column
-			for len(block) > 0 && block[len(block)-1] > c {
-				block = block[:len(block)-1]
-			}
-			if len(block) == 0 || block[len(block)-1] < c {
-				block = append(block, c)
-			}
-		}
-		line = tk.Position.Line
-		afterEntry = flow == 0 && tk.Type == token.SequenceEntryType
-		if len(block)+flow > maxNesting {
-			return tk
-		}
-	}
-	return nil
-}
-
-// badUTF8 reports the position of the first invalid UTF-8 byte.
-func (l *loader) badUTF8(data []byte) error {
-	line, col := 1, 1
-	for len(data) > 0 {
-		r, size := utf8.DecodeRune(data)
-		if r == utf8.RuneError && size <= 1 {
-			return &ScenarioError{File: l.file, Line: line, Col: col,
-				Msg: fmt.Sprintf("invalid UTF-8 byte 0x%02x", data[0])}
-		}
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-		data = data[size:]
-	}
-	return &ScenarioError{File: l.file, Msg: "invalid UTF-8"}
-}
-
 // yamlError turns an error of go-yaml into a ScenarioError, keeping the
 // position of the offending token when go-yaml gives one.
 func (l *loader) yamlError(err error) error {
-	se := &ScenarioError{File: l.file, Msg: err.Error(), cause: err}
+	se := &ScenarioError{File: l.file, Msg: clipMsg(err.Error()), cause: err}
 	var ye yaml.Error
 	if errors.As(err, &ye) {
-		se.Msg = "YAML: " + ye.GetMessage()
+		se.Msg = clipMsg("YAML: " + ye.GetMessage())
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			se.Line, se.Col = tk.Position.Line, tk.Position.Column
 		}
@@ -255,7 +212,7 @@ func (l *loader) checkRunning() error {
 			for _, r := range h.Res {
 				if math.IsNaN(c.Hosts[h.Host].Capacity[r.Res]) {
 					return l.errAt(l.running[i], path, "host %s has no resource %s, which the job's rusage reserves",
-						c.Hosts[h.Host].Name, c.Resources[r.Res])
+						clipText(c.Hosts[h.Host].Name), clipText(c.Resources[r.Res]))
 				}
 			}
 		}

@@ -40,7 +40,7 @@ func (l *loader) nameField(fs *fieldSet) (string, ast.Node, error) {
 // when something else already did (Init would refuse the clash).
 func (l *loader) defineAttr(n ast.Node, path, name, what string) error {
 	if prev, ok := l.attrs[name]; ok && prev != what {
-		return l.errAt(n, path, "attribute name %q (%s) is already taken by %s", name, what, prev)
+		return l.errAt(n, path, "attribute name %s (%s) is already taken by %s", quoteValue(name), what, prev)
 	}
 	l.attrs[name] = what
 	return nil
@@ -196,7 +196,7 @@ func (l *loader) hostTags(fs *fieldSet) ([]string, error) {
 			return nil, err
 		}
 		if seen[t] {
-			return nil, l.errAt(n, path, "duplicate tag %q", t)
+			return nil, l.errAt(n, path, "duplicate tag %s", quoteValue(t))
 		}
 		seen[t] = true
 		if err := l.defineAttr(n, path, t, "tag "+quote(t)); err != nil {
@@ -222,7 +222,7 @@ func (l *loader) loadShared(top *fieldSet) error {
 			return err
 		}
 		if _, isRes := l.resIDs[se.key]; isRes {
-			return l.errAt(se.kn, se.path, "%q is already a host resource; a shared resource needs another name", se.key)
+			return l.errAt(se.kn, se.path, "%s is already a host resource; a shared resource needs another name", quoteValue(se.key))
 		}
 		v, err := l.toNum(se.val, se.path)
 		if err != nil {
@@ -316,7 +316,7 @@ func (l *loader) loadFairshare(fs *fieldSet, q *Queue) error {
 			q.Shares = append(q.Shares, UserShare{User: se.key, Shares: int(n)})
 		}
 	}
-	hl, err := l.intField(fs, "half_life", 1, maxTime, 0)
+	hl, err := l.intField(fs, "half_life", 1, MaxTime, 0)
 	if err != nil {
 		return err
 	}
@@ -338,7 +338,7 @@ func namedItem[ID ~int | ~int32](l *loader, it ast.Node, section, what string, i
 		return nil, "", err
 	}
 	if first, dup := seen[name]; dup {
-		return nil, "", l.errAt(nn, fieldPath(path, "name"), "duplicate %s name %q (first at %s)", what, name, indexPath(section, int(first)))
+		return nil, "", l.errAt(nn, fieldPath(path, "name"), "duplicate %s name %s (first at %s)", what, quoteValue(name), indexPath(section, int(first)))
 	}
 	seen[name] = ID(i)
 	return fs, name, nil
@@ -374,13 +374,13 @@ func (l *loader) nameList(n ast.Node, path, what string, exists func(string) boo
 			return nil, seq, err
 		}
 		if reserved != "" && s == reserved {
-			return nil, seq, l.errAt(sn, p, "%q inside a list is ambiguous; write %s without brackets", s, s)
+			return nil, seq, l.errAt(sn, p, "%s inside a list is ambiguous; write %s without brackets", quoteValue(s), s)
 		}
 		if exists != nil && !exists(s) {
-			return nil, seq, l.errAt(sn, p, "unknown %s %q", what, s)
+			return nil, seq, l.errAt(sn, p, "unknown %s %s", what, quoteValue(s))
 		}
 		if seen[s] {
-			return nil, seq, l.errAt(sn, p, "%s %q is listed twice", what, s)
+			return nil, seq, l.errAt(sn, p, "%s %s is listed twice", what, quoteValue(s))
 		}
 		seen[s] = true
 		names = append(names, s)
@@ -460,7 +460,7 @@ func (l *loader) consumers(fs *fieldSet, field, perField, what string, exists fu
 	}
 	if s, ok := r.(*ast.StringNode); ok {
 		if s.Value != "all" {
-			return c, l.errAt(r, e.path, "expected \"all\" or a list of %s names, got string %q", what, s.Value)
+			return c, l.errAt(r, e.path, "expected \"all\" or a list of %s names, got string %s", what, quoteValue(s.Value))
 		}
 		c.All = true
 		return c, nil
@@ -499,7 +499,7 @@ func (l *loader) limitResources(fs *fieldSet) ([]LimitResource, error) {
 	}
 	for _, re := range es {
 		if _, isRes := l.resIDs[re.key]; !isRes && !l.sharedExists(re.key) {
-			return nil, l.errAt(re.kn, re.path, "%q is neither a host resource nor a shared resource", re.key)
+			return nil, l.errAt(re.kn, re.path, "%s is neither a host resource nor a shared resource", quoteValue(re.key))
 		}
 		if re.key == "mem" && len(out) > 0 && out[0].Name == "mem" {
 			return nil, l.errAt(re.kn, re.path, "mem is already limited by the mem field")

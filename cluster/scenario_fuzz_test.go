@@ -10,9 +10,9 @@ import (
 )
 
 // FuzzParse checks that Parse never panics, that every error is a
-// *ScenarioError, and that every scenario it accepts is consistent: Init
-// done, every request parsed, IDs in range, and the running jobs fit the
-// cluster together.
+// *ScenarioError of bounded length, and that every scenario it accepts is
+// consistent: Init done, every request parsed, IDs in range, and the
+// running jobs fit the cluster together.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/scenario/*.yaml")
 	for _, file := range files {
@@ -36,6 +36,11 @@ func FuzzParse(f *testing.F) {
 			}
 			if se.Msg == "" {
 				t.Fatalf("empty message: %v", err)
+			}
+			// Bounded whatever the input (issue 11 §5): quoted values are
+			// cut to 40 characters, the message to 400 bytes.
+			if len(se.Msg) > maxMsg || len(err.Error()) > 1200 {
+				t.Fatalf("error of %d bytes (message %d): %.300q", len(err.Error()), len(se.Msg), err.Error())
 			}
 			return
 		}

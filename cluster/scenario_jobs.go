@@ -29,6 +29,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
 		"resreq", "runtime", "estimate", "running_on", "start"}
 	ids := map[JobID]int{}
+	var latest, total int64 // the latest submit or start, and the runtimes, so far
 	l.running = map[int]ast.Node{}
 	l.c.Jobs = make([]Job, 0, len(items))
 	for i, it := range items {
@@ -51,6 +52,13 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		j, err := l.job(fs, JobID(id))
 		if err != nil {
 			return err
+		}
+		// The horizon (MaxTime): every term is at most MaxTime, and the sum
+		// was at most MaxTime before: no overflow.
+		latest = max(latest, j.Submit, j.Start)
+		if total += j.Runtime; latest+total > MaxTime {
+			return l.errAt(it, path, "the latest submit or start time so far (%d s) plus the runtimes of jobs[0] to jobs[%d] (%d s) exceed 10^15 s, the most a simulation of the scenario may reach",
+				latest, i, total)
 		}
 		l.c.Jobs = append(l.c.Jobs, j)
 	}
@@ -81,7 +89,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		}
 		q, ok := l.queueIDs[name]
 		if !ok {
-			return j, l.errAt(n, fieldPath(fs.path, "queue"), "unknown queue %q", name)
+			return j, l.errAt(n, fieldPath(fs.path, "queue"), "unknown queue %s", quoteValue(name))
 		}
 		j.Queue = q
 	}
@@ -89,7 +97,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		name string
 		dst  *int64
 	}{{"submit", &j.Submit}, {"runtime", &j.Runtime}, {"estimate", &j.Estimate}} {
-		if *f.dst, err = l.intField(fs, f.name, 0, maxTime, 0); err != nil {
+		if *f.dst, err = l.intField(fs, f.name, 0, MaxTime, 0); err != nil {
 			return j, err
 		}
 	}
@@ -114,7 +122,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		if j.RunningOn == nil {
 			return j, l.errAt(e.val, e.path, "only a running job (with running_on) has a start time")
 		}
-		if j.Start, err = l.toInt(e.val, e.path, 0, maxTime); err != nil {
+		if j.Start, err = l.toInt(e.val, e.path, 0, MaxTime); err != nil {
 			return j, err
 		}
 		if j.Start < j.Submit {
@@ -145,7 +153,7 @@ func (l *loader) tasks(fs *fieldSet) (lo, hi int, err error) {
 		return 0, 0, l.errAt(r, e.path, "expected a task count n or \"min,max\", got %s", kind(r))
 	}
 	bad := func(format string, args ...any) error {
-		return l.errAt(sn, e.path, "%q: %s", s, fmt.Sprintf(format, args...))
+		return l.errAt(sn, e.path, "%s: %s", quoteValue(s), fmt.Sprintf(format, args...))
 	}
 	parts := strings.Split(s, ",")
 	if len(parts) > 2 {
@@ -192,7 +200,7 @@ func (l *loader) runningOn(fs *fieldSet, j *Job) error {
 	for _, re := range es {
 		h, ok := l.hostIDs[re.key]
 		if !ok {
-			return l.errAt(re.kn, re.path, "unknown host %q", re.key)
+			return l.errAt(re.kn, re.path, "unknown host %s", quoteValue(re.key))
 		}
 		n, err := l.toInt(re.val, re.path, 1, maxCount)
 		if err != nil {

@@ -40,7 +40,7 @@ func (l *loader) toInt(n ast.Node, path string, lo, hi int64) (int64, error) {
 			v = i
 		case uint64:
 			if i > math.MaxInt64 {
-				return 0, l.errAt(r, path, "integer %s is out of range", tokenText(r))
+				return 0, l.errAt(r, path, "integer %s is out of range", clipText(tokenText(r)))
 			}
 			v = int64(i)
 		}
@@ -54,9 +54,9 @@ func (l *loader) toInt(n ast.Node, path string, lo, hi int64) (int64, error) {
 	case *ast.StringNode:
 		if isPlain(x) && numeric(x.Value) {
 			if intLike(x.Value) {
-				return 0, l.errAt(r, path, "integer %s is out of range", x.Value)
+				return 0, l.errAt(r, path, "integer %s is out of range", clipText(x.Value))
 			}
-			return 0, l.errAt(r, path, "expected an integer, got number %s", x.Value)
+			return 0, l.errAt(r, path, "expected an integer, got number %s", clipText(x.Value))
 		}
 	}
 	return 0, l.errAt(r, path, "expected an integer, got %s", kindStr(r, str))
@@ -75,7 +75,7 @@ func (l *loader) checkRange(n ast.Node, path string, v, lo, hi int64) (int64, er
 // kindStr is kind(n), calling a !!str-tagged scalar a string.
 func kindStr(n ast.Node, str bool) string {
 	if str && n != nil {
-		return "string " + strconv.Quote(tokenText(n))
+		return "string " + quoteValue(tokenText(n))
 	}
 	return kind(n)
 }
@@ -104,7 +104,7 @@ func (l *loader) toNum(n ast.Node, path string) (float64, error) {
 		}
 		v = x.Value
 	case *ast.InfinityNode, *ast.NanNode:
-		return 0, l.errAt(r, path, "must be a finite number, got %s", tokenText(r))
+		return 0, l.errAt(r, path, "must be a finite number, got %s", clipText(tokenText(r)))
 	case *ast.StringNode:
 		if str || !isPlain(x) || !numeric(x.Value) {
 			return 0, l.errAt(r, path, "expected a number, got %s", kindStr(r, str))
@@ -112,7 +112,7 @@ func (l *loader) toNum(n ast.Node, path string) (float64, error) {
 		f, perr := strconv.ParseFloat(strings.ReplaceAll(x.Value, "_", ""), 64)
 		if perr != nil {
 			if errors.Is(perr, strconv.ErrRange) {
-				return 0, l.errAt(r, path, "number %s is out of range", x.Value)
+				return 0, l.errAt(r, path, "number %s is out of range", clipText(x.Value))
 			}
 			return 0, l.errAt(r, path, "expected a number, got %s", kind(r))
 		}
@@ -123,10 +123,10 @@ func (l *loader) toNum(n ast.Node, path string) (float64, error) {
 		return 0, l.errAt(r, path, "expected a number, got %s", kindStr(r, str))
 	}
 	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, l.errAt(r, path, "must be a finite number, got %s", tokenText(r))
+		return 0, l.errAt(r, path, "must be a finite number, got %s", clipText(tokenText(r)))
 	}
 	if v < 0 {
-		return 0, l.errAt(r, path, "must be >= 0, got %s", tokenText(r))
+		return 0, l.errAt(r, path, "must be >= 0, got %s", clipText(tokenText(r)))
 	}
 	return v, nil
 }
@@ -179,7 +179,7 @@ func (l *loader) toStr(n ast.Node, path string) (string, ast.Node, error) {
 			return tokenText(r), r, nil
 		}
 		if r != nil {
-			return "", r, l.errAt(r, path, "expected a string, got %s (quote it: \"%s\")", kind(r), tokenText(r))
+			return "", r, l.errAt(r, path, "expected a string, got %s (quote it: \"%s\")", kind(r), clipText(tokenText(r)))
 		}
 	}
 	if r == nil && str {
@@ -211,7 +211,7 @@ func (l *loader) enumField(fs *fieldSet, name, def string, allowed ...string) (s
 		return "", err
 	}
 	if !contains(allowed, s) {
-		return "", l.errAt(n, fieldPath(fs.path, name), "must be one of %s, got %q", strings.Join(allowed, ", "), s)
+		return "", l.errAt(n, fieldPath(fs.path, name), "must be one of %s, got %s", strings.Join(allowed, ", "), quoteValue(s))
 	}
 	return s, nil
 }
@@ -224,7 +224,7 @@ func (l *loader) checkName(n ast.Node, path, s string) error {
 	}
 	for _, c := range s {
 		if unicode.IsSpace(c) || !unicode.IsPrint(c) {
-			return l.errAt(n, path, "%q: names may not hold white space or control characters", s)
+			return l.errAt(n, path, "%s: names may not hold white space or control characters", quoteValue(s))
 		}
 	}
 	return nil
@@ -241,7 +241,7 @@ func (l *loader) checkIdent(n ast.Node, path, s string) error {
 		}
 	}
 	if !ok {
-		return l.errAt(n, path, "%q is not a valid name: use letters, digits, '_' and '.', starting with a letter or '_'", s)
+		return l.errAt(n, path, "%s is not a valid name: use letters, digits, '_' and '.', starting with a letter or '_'", quoteValue(s))
 	}
 	return nil
 }

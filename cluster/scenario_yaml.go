@@ -37,11 +37,10 @@ type loader struct {
 
 // Limits of the values the loader accepts.
 const (
-	maxCount     = 1_000_000_000         // slots, tasks, limit slots and jobs
-	maxTime      = 1_000_000_000_000_000 // seconds (submit, start, runtime, estimate)
-	maxPriority  = 1_000_000_000         // |queue priority|
-	maxMergeNest = 16                    // nested merge keys / alias chains
-	maxStateVals = 1 << 25               // hosts × attribute columns (State size)
+	maxCount     = 1_000_000_000 // slots, tasks, limit slots and jobs
+	maxPriority  = 1_000_000_000 // |queue priority|
+	maxMergeNest = 16            // nested merge keys / alias chains
+	maxStateVals = 1 << 25       // hosts × attribute columns (State size)
 )
 
 // spend counts n units of work and fails once the budget is exhausted.
@@ -64,7 +63,7 @@ type entry struct {
 // errAt returns a ScenarioError at node n (or without position if n is nil).
 func (l *loader) errAt(n ast.Node, path, format string, args ...any) *ScenarioError {
 	line, col := pos(n)
-	return &ScenarioError{File: l.file, Line: line, Col: col, Path: path, Msg: fmt.Sprintf(format, args...)}
+	return &ScenarioError{File: l.file, Line: line, Col: col, Path: path, Msg: clipMsg(fmt.Sprintf(format, args...))}
 }
 
 // pos returns the position of node n: the first key of a block mapping,
@@ -161,7 +160,7 @@ func (l *loader) resolve(n ast.Node, path string) (res ast.Node, str bool, err e
 				str = true
 			case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
 			default:
-				return nil, false, l.errAt(v, path, "unsupported YAML tag %q", tag)
+				return nil, false, l.errAt(v, path, "unsupported YAML tag %s", quoteValue(tag))
 			}
 			n = v.Value
 		case *ast.AliasNode:
@@ -173,7 +172,7 @@ func (l *loader) resolve(n ast.Node, path string) (res ast.Node, str bool, err e
 			as := l.anchors[name]
 			k := sort.Search(len(as), func(i int) bool { return !before(as[i], v) })
 			if k == 0 {
-				return nil, false, l.errAt(v, path, "alias *%s names no earlier anchor", name)
+				return nil, false, l.errAt(v, path, "alias *%s names no earlier anchor", clipText(name))
 			}
 			n = as[k-1].Value
 		case *ast.NullNode:
@@ -195,11 +194,11 @@ func kind(n ast.Node) string {
 	case *ast.SequenceNode:
 		return "a list"
 	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "number " + tokenText(n)
+		return "number " + clipText(tokenText(n))
 	case *ast.BoolNode:
 		return "boolean " + tokenText(n)
 	case *ast.StringNode:
-		return "string " + strconv.Quote(v.Value)
+		return "string " + quoteValue(v.Value)
 	case *ast.LiteralNode:
 		return "a block string"
 	}
@@ -251,7 +250,7 @@ func (l *loader) mappingDepth(n ast.Node, path string, depth int) ([]entry, ast.
 		}
 		if first, dup := explicit[key]; dup {
 			fl, fc := pos(first)
-			return nil, m, l.errAt(kn, fieldPath(path, key), "duplicate key %q (first at %d:%d)", key, fl, fc)
+			return nil, m, l.errAt(kn, fieldPath(path, key), "duplicate key %s (first at %d:%d)", quoteValue(key), fl, fc)
 		}
 		explicit[key] = kn
 	}
@@ -335,7 +334,7 @@ func (l *loader) fields(n ast.Node, path string, allowed []string) (*fieldSet, e
 	fs := &fieldSet{node: mn, path: path, m: make(map[string]entry, len(es))}
 	for _, e := range es {
 		if !contains(allowed, e.key) {
-			return nil, l.errAt(e.kn, e.path, "unknown field %q (known fields: %s)", e.key, strings.Join(allowed, ", "))
+			return nil, l.errAt(e.kn, e.path, "unknown field %s (known fields: %s)", quoteValue(e.key), strings.Join(allowed, ", "))
 		}
 		fs.m[e.key] = e
 	}
@@ -399,9 +398,10 @@ func (l *loader) sequence(n ast.Node, path string) ([]ast.Node, ast.Node, error)
 }
 
 // fieldPath appends key to path: ".key", or `["key"]` when key holds
-// characters other than letters, digits, '_' and '-'.
+// characters other than letters, digits, '_' and '-' or is longer than
+// maxQuoted characters (then cut: `["key..."...]`).
 func fieldPath(path, key string) string {
-	simple := key != ""
+	simple := key != "" && len(key) <= maxQuoted
 	for _, c := range key {
 		if !(c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
 			simple = false
@@ -409,7 +409,7 @@ func fieldPath(path, key string) string {
 	}
 	switch {
 	case !simple:
-		return path + "[" + strconv.Quote(key) + "]"
+		return path + "[" + quoteValue(key) + "]"
 	case path == "":
 		return key
 	}

@@ -5,5 +5,5 @@
 //
 // Plugins only read: they describe plans and fill requests. The one
 // allocation algorithm that claims hosts, rolls back and commits is the
-// runner in framework/runtime (DESIGN.md §3).
+// runner in framework/runtime (docs/architecture.md).
 package framework

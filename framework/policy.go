@@ -79,8 +79,8 @@ type StableOrder interface {
 }
 
 // Policy decides, for the jobs of one queue in picking order, which start
-// now, which get reservations and which wait (DESIGN.md §6: fcfs,
-// firstfit, easy, conservative).
+// now, which get reservations and which wait: fcfs, firstfit, easy,
+// conservative (docs/simulator.md, Policies; docs/backfill.md).
 type Policy interface {
 	Plugin
 	Dispatch(d Dispatcher, jobs []*Job) error

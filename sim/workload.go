@@ -23,6 +23,13 @@ type Workload struct {
 	Jobs   []swf.Job
 }
 
+// Bounds of a cluster built from Setup.Hosts and Setup.Slots or the SWF
+// header (a larger one is an error): hosts, and slots per host.
+const (
+	MaxHosts = 10_000_000
+	MaxSlots = 1_000_000_000
+)
+
 // Setup says how to turn a workload into a cluster with jobs.
 type Setup struct {
 	// Base, when set, gives the hosts, shared resources, queues and limits
@@ -57,8 +64,18 @@ type Prepared struct {
 // its runtime is field 4 (less than 0 counts as 0); its estimate is the
 // requested time (field 9) when known, else the runtime; its user is
 // "u<field 12>". A job larger than the cluster is kept: it pends with
-// BadRequest and is counted as rejected, never shrunk.
+// BadRequest and is counted as rejected, never shrunk. Jobs are replayed in
+// submit order (ties in record order).
+//
+// It is an error, naming the job number (and record, 1-based), if a job
+// number repeats, if a submit, run or requested time is above
+// cluster.MaxTime (10^15 s), or if the latest submit time plus the sum of
+// the runtimes of the jobs kept is: ReadSWF rejects all these with the
+// line, but a Workload may come from elsewhere.
 func Prepare(w *Workload, s Setup) (*Prepared, error) {
+	if err := checkWorkload(w); err != nil {
+		return nil, err
+	}
 	c, err := baseCluster(w, s)
 	if err != nil {
 		return nil, err
@@ -72,6 +89,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		p.TotalSlots += h.Slots
 	}
 	c.Jobs = make([]cluster.Job, 0, len(w.Jobs))
+	var latest, total int64 // of the jobs kept so far
 	for _, j := range w.Jobs {
 		procs := j.ReqProcs
 		if procs <= 0 {
@@ -89,6 +107,12 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 			}
 		}
 		run = max(run, 0)
+		// The horizon (cluster.MaxTime); terms at most MaxTime: no overflow.
+		latest = max(latest, j.Submit)
+		if total += run; latest+total > cluster.MaxTime {
+			return nil, fmt.Errorf("job %d: the latest submit time so far (%d s) plus the runtimes of the jobs up to it (%d s) exceed 10^15 s, the most a simulation may reach",
+				j.ID, latest, total)
+		}
 		est := j.ReqTime
 		if est <= 0 {
 			est = run
@@ -110,6 +134,35 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 	}
 	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	return p, nil
+}
+
+// checkWorkload checks that job numbers are unique and times at most
+// cluster.MaxTime (the bound of swf.MaxTime too).
+func checkWorkload(w *Workload) error {
+	var seen map[int64]int // job number -> record; built at the first number that does not increase
+	for i, j := range w.Jobs {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"submit time", j.Submit}, {"run time", j.Run}, {"requested time", j.ReqTime}} {
+			if f.v > cluster.MaxTime {
+				return fmt.Errorf("job %d (record %d): %s %d s is above 10^15 s", j.ID, i+1, f.name, f.v)
+			}
+		}
+		if seen == nil && i > 0 && j.ID <= w.Jobs[i-1].ID {
+			seen = make(map[int64]int, len(w.Jobs))
+			for k := range i {
+				seen[w.Jobs[k].ID] = k
+			}
+		}
+		if seen != nil {
+			if first, dup := seen[j.ID]; dup {
+				return fmt.Errorf("job number %d repeats (records %d and %d)", j.ID, first+1, i+1)
+			}
+			seen[j.ID] = i
+		}
+	}
+	return nil
 }
 
 // baseCluster returns the scenario's cluster with its queues' policies set,
@@ -138,7 +191,7 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 	if slots <= 0 {
 		slots = 1
 	}
-	if hosts > 10_000_000 || slots > 1_000_000_000 {
+	if hosts > MaxHosts || slots > MaxSlots {
 		return nil, fmt.Errorf("cluster of %d hosts × %d slots is too large", hosts, slots)
 	}
 	policy := s.Policy

@@ -13,8 +13,8 @@ import (
 // an Allocator describes, claims one distinct host per bucket through the
 // prepare fan-out and the authoritative per-host check, rolls back a plan
 // that cannot be completed or that the allocator does not accept, and
-// commits the first complete plan through the Committer (DESIGN.md §3; the
-// seed design note's my_alloc()).
+// commits the first complete plan through the Committer
+// (docs/architecture.md, docs/allocation.md).
 //
 // A Runner is the only writer of its State. It keeps its buffers between
 // calls (claims grow with the largest plan seen), so it is not safe for

@@ -56,8 +56,10 @@ func newScheduleCmd() *cobra.Command {
 jobs, and print for each job, in picking order, where it runs or why it pends.
 Queues are taken in priority order; within a queue jobs are picked by the
 queue's picker (submit time, then id; or fairshare); each queue's policy
-(fcfs or firstfit) decides whether a later job may start when an earlier one
-cannot.
+(fcfs, firstfit, easy or conservative) decides whether a later job may start
+when an earlier one cannot: fcfs never, firstfit whenever it fits, easy and
+conservative when it does not delay the reservations they make for waiting
+jobs (docs/backfill.md).
 
 With --until T, cycles run on a virtual clock at every submit and end time
 up to T seconds: jobs are considered from their submit time, and a job that

@@ -77,11 +77,11 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	default:
 		return badInput(fmt.Errorf("--policy %q: want fcfs, firstfit, easy or conservative", f.policy))
 	}
-	if f.hosts < 0 || f.slots < 0 || f.jobs < 1 {
-		return badInput(errors.New("--hosts and --slots must be >= 0 and --jobs >= 1"))
+	if err := checkCounts(cmd, f); err != nil {
+		return badInput(err)
 	}
 	if f.clusterFile != "" {
-		if f.hosts != 0 || f.slots != 0 {
+		if cmd.Flags().Changed("hosts") || cmd.Flags().Changed("slots") {
 			return badInput(errors.New("--hosts and --slots describe a cluster of identical hosts: give them or --cluster, not both"))
 		}
 		c, err := cluster.Load(f.clusterFile)
@@ -90,9 +90,13 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		}
 		setup.Base = c
 	}
-	w, skipped, err := loadWorkload(f, &setup)
+	w, read, err := loadWorkload(f, &setup)
 	if err != nil {
 		return err
+	}
+	if read.OutOfOrder > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "xce: warning: %v (%d %s out of submit order; jobs are replayed in submit order)\n",
+			read.FirstOutOfOrder, read.OutOfOrder, plural(read.OutOfOrder, "record", "records"))
 	}
 	prep, err := sim.Prepare(w, setup)
 	if err != nil {
@@ -115,7 +119,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		policy = policyName(prep.Cluster)
 	}
 	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policy,
-		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped, SkippedLines: skipped}
+		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped,
+		SkippedLines: read.Skipped, OutOfOrder: read.OutOfOrder}
 	if f.out != "" {
 		if err := writeSimOut(f.out, s, w, rec, res); err != nil {
 			return err
@@ -129,6 +134,28 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	return writeSimTable(cmd.OutOrStdout(), res)
 }
 
+// maxModelJobs bounds --jobs: the built-in model's jobs are held in
+// memory (about 300 bytes each with the scheduler's copy).
+const maxModelJobs = 10_000_000
+
+// checkCounts checks --hosts, --slots and --jobs: when given, each is at
+// least 1 and at most its bound (sim.MaxHosts, sim.MaxSlots, maxModelJobs),
+// so that no product of them overflows and memory stays bounded.
+func checkCounts(cmd *cobra.Command, f *simFlags) error {
+	for _, c := range []struct {
+		name     string
+		v, bound int
+	}{{"hosts", f.hosts, sim.MaxHosts}, {"slots", f.slots, sim.MaxSlots}, {"jobs", f.jobs, maxModelJobs}} {
+		if !cmd.Flags().Changed(c.name) {
+			continue
+		}
+		if c.v < 1 || c.v > c.bound {
+			return fmt.Errorf("--%s %d: want 1 to %d (leave --%s out for the default)", c.name, c.v, c.bound, c.name)
+		}
+	}
+	return nil
+}
+
 // simResult is what `xce sim --json` prints: the metrics and what was run.
 type simResult struct {
 	sim.Summary
@@ -138,10 +165,18 @@ type simResult struct {
 	TotalSlots   int    `json:"total_slots"`
 	Dropped      int    `json:"dropped"`       // removed by cleaning
 	Capped       int    `json:"capped"`        // run times capped at the requested time
-	SkippedLines int    `json:"skipped_lines"` // malformed lines skipped (--skip-bad)
+	SkippedLines int    `json:"skipped_lines"` // malformed lines and repeated job numbers skipped (--skip-bad)
+	OutOfOrder   int    `json:"out_of_order"`  // records submitted before an earlier record (replayed in submit order)
 }
 
-func loadWorkload(f *simFlags, setup *sim.Setup) (*sim.Workload, int, error) {
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func loadWorkload(f *simFlags, setup *sim.Setup) (*sim.Workload, sim.ReadStats, error) {
 	if f.workload == "" {
 		hosts := defaultModelHosts
 		if setup.Base == nil && f.hosts == 0 {
@@ -154,13 +189,13 @@ func loadWorkload(f *simFlags, setup *sim.Setup) (*sim.Workload, int, error) {
 		}
 		slots := max(f.slots, 1)
 		m := lublin.New(hosts*slots, f.seed)
-		return &sim.Workload{Header: swf.Header{MaxNodes: int64(hosts), MaxProcs: int64(hosts * slots), UnixStartTime: -1}, Jobs: m.Generate(f.jobs)}, 0, nil
+		return &sim.Workload{Header: swf.Header{MaxNodes: int64(hosts), MaxProcs: int64(hosts * slots), UnixStartTime: -1}, Jobs: m.Generate(f.jobs)}, sim.ReadStats{}, nil
 	}
-	w, skipped, err := sim.ReadSWF(f.workload, f.skipBad)
+	w, read, err := sim.ReadSWF(f.workload, f.skipBad)
 	if err != nil {
-		return nil, 0, badInput(err)
+		return nil, read, badInput(err)
 	}
-	return w, skipped, nil
+	return w, read, nil
 }
 
 func workloadName(f *simFlags) string {
@@ -203,6 +238,9 @@ func writeSimTable(w io.Writer, r simResult) error {
 	}
 	if r.Dropped+r.Capped+r.SkippedLines > 0 {
 		row("cleaning", fmt.Sprintf("%d dropped, %d run times capped, %d bad lines skipped", r.Dropped, r.Capped, r.SkippedLines))
+	}
+	if r.OutOfOrder > 0 {
+		row("out of submit order", fmt.Sprint(r.OutOfOrder))
 	}
 	row("makespan", fmt.Sprintf("%d s", r.MakespanS))
 	row("utilization", fmt.Sprintf("%.4f", r.Utilization))

@@ -4,7 +4,7 @@
 // jobs", Journal of Parallel and Distributed Computing 63(11), pp.
 // 1105–1122, 2003), following the authors' reference generator
 // m_lublin99.c from the Parallel Workloads Archive. It is xce's built-in
-// workload for the simulator (DESIGN.md §6).
+// workload for the simulator (docs/lublin.md).
 //
 // Each job has a size, a runtime and a submit time:
 //

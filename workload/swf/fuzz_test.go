@@ -143,6 +143,9 @@ func FuzzReader(f *testing.F) {
 		rec(3, "-1.0") + "\n" + rec(3, "-0") + "\n" + rec(9, "9223372036854775807.5") + "\n" + rec(18, "+.5"),
 		"\xef\xbb\xbf; x\n" + good + " 1\n1 2 3\n",
 		"\t" + good + "\t\v\f",
+		// Times at and beyond MaxTime (issue 11 §5).
+		rec(2, "9223372036854775807") + "\n" + rec(4, "4611686018427387904") + "\n" + rec(9, "1000000000000001") + "\n" +
+			rec(3, "1000000000000000") + "\n" + rec(18, "999999999999999.5") + "\n" + rec(2, "1000000000000000.5"),
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -244,12 +247,14 @@ func countErrs(rs []result) int {
 func FuzzParseInt(f *testing.F) {
 	for _, s := range []string{"0", "-1", "-1.0", "-0", "+7", "12.5", "12.49", ".5", "3.", "1e3", "-2",
 		"-1.5", "9223372036854775807", "9223372036854775808", "9223372036854775807.5", "18446744073709551616",
-		"abc", "", "-", ".", "1.2.3", "0x10", "00012.000"} {
+		"abc", "", "-", ".", "1.2.3", "0x10", "00012.000",
+		"1000000000000000", "1000000000000001", "999999999999999.5", "1000000000000000.5", "4611686018427387904"} {
 		f.Add(s, false)
 		f.Add(s, true)
 	}
 	fixed := regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
 	maxInt := new(big.Rat).SetInt64(math.MaxInt64)
+	maxTime := big.NewRat(1_000_000_000_000_000, 1) // 10^15, written out: not MaxTime
 	f.Fuzz(func(t *testing.T, s string, isTime bool) {
 		v, kind := parseInt([]byte(s), isTime)
 		wantV, wantKind := int64(0), valOK
@@ -273,7 +278,9 @@ func FuzzParseInt(f *testing.F) {
 					r.Add(r, big.NewRat(1, 2))
 					r.SetInt(new(big.Int).Quo(r.Num(), r.Denom()))
 				}
-				if r.Cmp(maxInt) > 0 {
+				if isTime && r.Cmp(maxTime) > 0 {
+					wantKind = valTimeRange
+				} else if r.Cmp(maxInt) > 0 {
 					wantKind = valRange
 				} else {
 					wantV = r.Num().Int64()

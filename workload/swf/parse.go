@@ -51,6 +51,13 @@ const NumFields = 18
 // fields), 'F' a decimal (float64).
 const fieldKinds = "ITTTIFFITFIIIIIIIT"
 
+// MaxTime is the largest value, in seconds, of a time field (2 submit
+// time, 3 wait time, 4 run time, 9 requested time, 18 think time): 10^15 s,
+// about 31.7 million years. The Reader rejects a larger value as out of
+// range (a ParseError naming the field) and the Writer refuses to write
+// one, so that sums of a few times can never overflow int64.
+const MaxTime = 1_000_000_000_000_000
+
 // maxQuoted bounds how much of a bad value an error message repeats.
 const maxQuoted = 40
 
@@ -69,6 +76,7 @@ const (
 	valNotInteger
 	valNegative
 	valRange
+	valTimeRange // a time field above MaxTime
 )
 
 func valueMsg(kind int, b []byte) string {
@@ -79,6 +87,8 @@ func valueMsg(kind int, b []byte) string {
 		return quote(b) + " is not an integer"
 	case valNegative:
 		return quote(b) + " is negative (the only negative value allowed is -1, unknown)"
+	case valTimeRange:
+		return quote(b) + " is out of range (a time is at most 10^15 s)"
 	default:
 		return quote(b) + " is out of range"
 	}
@@ -92,7 +102,8 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // parseInt parses an integer field. isTime allows a decimal fraction,
 // rounded half away from zero; otherwise a fraction must be all zeros.
-// Negative values other than exactly -1 are rejected.
+// Negative values other than exactly -1 are rejected; a time above MaxTime
+// (after rounding) is valTimeRange, any other value above MaxInt64 valRange.
 func parseInt(b []byte, isTime bool) (int64, int) {
 	i := 0
 	neg := false
@@ -144,6 +155,9 @@ func parseInt(b []byte, isTime bool) (int64, int) {
 			overflow = true
 		}
 		v++
+	}
+	if isTime && (overflow || v > MaxTime) {
+		return 0, valTimeRange
 	}
 	if overflow || v > math.MaxInt64 {
 		return 0, valRange
@@ -249,8 +263,8 @@ func parseRecord(line []byte) (Job, *ParseError) {
 		}
 		s := i
 		// Fast path: [-]digits, at most 18 of them (no overflow), then a
-		// separator. Negative numbers other than -0 and -1 take the slow
-		// path for its error message.
+		// separator. Negative numbers other than -0 and -1, and times
+		// above MaxTime, take the slow path for its error message.
 		neg := line[i] == '-'
 		if neg {
 			i++
@@ -262,7 +276,7 @@ func parseRecord(line []byte) (Job, *ParseError) {
 			i++
 		}
 		if i-ds > 0 && i-ds <= 18 && (i == len(line) || line[i] <= ' ' && isSpace(line[i])) &&
-			(!neg || v <= 1) {
+			(!neg || v <= 1) && (v <= MaxTime || n >= NumFields || fieldKinds[n] != 'T') {
 			if neg {
 				v = -v
 			}

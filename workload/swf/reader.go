@@ -35,6 +35,9 @@ type Reader struct {
 	long    []byte // buffer for lines longer than the bufio buffer
 	err     error  // sticky: io.EOF or a wrapped I/O error
 	atEOF   bool   // the underlying reader reported EOF after a final line
+	// skipRest: the last line was reported too long before its end was
+	// read; the next read discards the rest of it first.
+	skipRest bool
 
 	// The line that ended the header, not yet handed to Next: its bytes
 	// (valid until the next read) or its error (a line too long).
@@ -259,6 +262,12 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.err = io.EOF
 		return nil, io.EOF
 	}
+	if r.skipRest {
+		r.skipRest = false
+		if err := r.skipLine(); err != nil {
+			return nil, err
+		}
+	}
 	b, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		b, err = r.readLong(b)
@@ -272,7 +281,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		r.atEOF = true
 	} else if err != nil {
-		return nil, r.ioError(err)
+		return nil, r.ioError(err, r.line+1)
 	}
 	r.line++
 	if r.line == 1 {
@@ -291,35 +300,51 @@ func (r *Reader) readLine() ([]byte, error) {
 }
 
 // readLong reads the rest of a line that does not fit the bufio buffer,
-// first part given, into r.long. Past MaxLineLength it discards the rest of
-// the line and returns a *ParseError.
+// first part given, into r.long. Once the line is known to be longer than
+// MaxLineLength it returns a *ParseError at once, without reading the rest
+// of the line (which may be huge: a decompressed bomb); the next readLine
+// skips that rest first.
 func (r *Reader) readLong(first []byte) ([]byte, error) {
 	r.long = append(r.long[:0], first...)
-	over := false
 	for {
 		b, err := r.br.ReadSlice('\n')
-		if !over {
-			if len(r.long)+len(b) > MaxLineLength+2 { // +2: room for "\r\n"
-				over = true
-				r.long = r.long[:0]
-			} else {
-				r.long = append(r.long, b...)
-			}
+		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+			return nil, r.ioError(err, r.line+1)
 		}
+		if len(r.long)+len(b) > MaxLineLength+2 { // +2: room for "\r\n"
+			r.line++
+			r.long = r.long[:0]
+			r.skipRest = err == bufio.ErrBufferFull
+			r.atEOF = err == io.EOF
+			return nil, r.tooLong()
+		}
+		r.long = append(r.long, b...)
 		switch err {
 		case bufio.ErrBufferFull:
 			continue
-		case nil:
 		case io.EOF:
 			r.atEOF = true
-		default:
-			return nil, r.ioError(err)
-		}
-		if over {
-			r.line++
-			return nil, r.tooLong()
 		}
 		return r.long, nil
+	}
+}
+
+// skipLine discards the rest of an over-long line, up to and including its
+// line break. At the end of the input it makes io.EOF sticky.
+func (r *Reader) skipLine() error {
+	for {
+		_, err := r.br.ReadSlice('\n')
+		switch err {
+		case nil:
+			return nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			r.err = io.EOF
+			return io.EOF
+		default:
+			return r.ioError(err, r.line)
+		}
 	}
 }
 
@@ -328,14 +353,14 @@ func (r *Reader) tooLong() *ParseError {
 		Msg: "line is longer than " + strconv.Itoa(MaxLineLength) + " bytes"}
 }
 
-// ioError makes err sticky, naming the file and the line being read.
-func (r *Reader) ioError(err error) error {
+// ioError makes err sticky, naming the file and line, the line being read.
+func (r *Reader) ioError(err error, line int) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	loc := "line " + strconv.Itoa(r.line+1)
+	loc := "line " + strconv.Itoa(line)
 	if r.name != "" {
-		loc = r.name + ":" + strconv.Itoa(r.line+1)
+		loc = r.name + ":" + strconv.Itoa(line)
 	}
 	r.err = fmt.Errorf("%s: %w", loc, err)
 	return r.err

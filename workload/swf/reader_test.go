@@ -155,6 +155,7 @@ func rec(k int, v string) string {
 
 func TestRecordErrors(t *testing.T) {
 	neg := " is negative (the only negative value allowed is -1, unknown)"
+	tooLate := " is out of range (a time is at most 10^15 s)"
 	tests := []struct {
 		name  string
 		in    string
@@ -183,7 +184,18 @@ func TestRecordErrors(t *testing.T) {
 		{"huge integer", rec(1, "9223372036854775808"), 1, 1,
 			`x.swf:1: field 1 (job number): "9223372036854775808" is out of range`},
 		{"huge time rounds over", rec(4, "9223372036854775807.5"), 1, 4,
-			`x.swf:1: field 4 (run time): "9223372036854775807.5" is out of range`},
+			`x.swf:1: field 4 (run time): "9223372036854775807.5"` + tooLate},
+		// Times above MaxTime (10^15 s), issue 11 §5.
+		{"submit time 2^63-1", rec(2, "9223372036854775807"), 1, 2,
+			`x.swf:1: field 2 (submit time): "9223372036854775807"` + tooLate},
+		{"run time 2^62", rec(4, "4611686018427387904"), 1, 4,
+			`x.swf:1: field 4 (run time): "4611686018427387904"` + tooLate},
+		{"wait time 10^15+1", rec(3, "1000000000000001"), 1, 3,
+			`x.swf:1: field 3 (wait time): "1000000000000001"` + tooLate},
+		{"requested time 10^15+1", rec(9, "1000000000000001"), 1, 9,
+			`x.swf:1: field 9 (requested time): "1000000000000001"` + tooLate},
+		{"think time rounds to 10^15+1", rec(18, "1000000000000000.5"), 1, 18,
+			`x.swf:1: field 18 (think time): "1000000000000000.5"` + tooLate},
 		{"long value quoted short", rec(12, strings.Repeat("x", 50)), 1, 12,
 			`x.swf:1: field 12 (user ID): "` + strings.Repeat("x", 40) + `"... is not a number`},
 		{"lone sign", rec(13, "-"), 1, 13, `x.swf:1: field 13 (group ID): "-" is not a number`},
@@ -223,7 +235,9 @@ func TestValues(t *testing.T) {
 		{4, "0.5", func() Job { j := goodJob; j.Run = 1; return j }()},
 		{4, ".4", func() Job { j := goodJob; j.Run = 0; return j }()},
 		{18, "3.", func() Job { j := goodJob; j.ThinkTime = 3; return j }()},
-		{9, "9223372036854775807", func() Job { j := goodJob; j.ReqTime = 9223372036854775807; return j }()},
+		{9, "1000000000000000", func() Job { j := goodJob; j.ReqTime = 1_000_000_000_000_000; return j }()},
+		{2, "999999999999999.5", func() Job { j := goodJob; j.Submit = 1_000_000_000_000_000; return j }()},
+		{1, "9223372036854775807", func() Job { j := goodJob; j.ID = 9223372036854775807; return j }()},
 		{6, "12.25", func() Job { j := goodJob; j.AvgCPU = 12.25; return j }()},
 		{6, "1e3", func() Job { j := goodJob; j.AvgCPU = 1000; return j }()},
 		{7, "-0.0", func() Job { j := goodJob; j.UsedMem = 0; return j }()},
@@ -501,4 +515,48 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// endless is an io.Reader of n bytes 'x' (one endless line), counting
+// what was read.
+type endless struct{ n, read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= e.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), e.n-e.read)
+	for i := range k {
+		p[i] = 'x'
+	}
+	e.read += k
+	return k, nil
+}
+
+// TestLongLineStopsEarly: a line longer than MaxLineLength is reported as
+// soon as it is known to be too long, without reading the rest of it (a
+// 64 MiB line stops after at most MaxLineLength plus two buffers); under
+// SkipBad the rest is then skipped and the next line read.
+func TestLongLineStopsEarly(t *testing.T) {
+	e := &endless{n: 64 << 20}
+	r := NewReader(e, "bomb.swf")
+	_, err := r.Next()
+	if err == nil || err.Error() != "bomb.swf:1: line is longer than 1048576 bytes" {
+		t.Fatalf("got %v", err)
+	}
+	if limit := MaxLineLength + 2*bufSize; e.read > limit {
+		t.Errorf("read %d bytes of the long line before the error; want at most %d", e.read, limit)
+	}
+	// Strict reading may go on: the rest of the line is skipped, then EOF.
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("after the long line: %v, want EOF", err)
+	}
+
+	in := io.MultiReader(&endless{n: 3 * MaxLineLength}, strings.NewReader("\n"+good+"\n"))
+	r = NewReader(in, "bomb.swf")
+	r.SkipBad(true)
+	j, err := r.Next()
+	if err != nil || j != goodJob || r.Line() != 2 || r.Skipped() != 1 {
+		t.Errorf("SkipBad: %+v, %v at line %d, %d skipped; want the good job at line 2, 1 skipped", j, err, r.Line(), r.Skipped())
+	}
 }

@@ -97,7 +97,7 @@ func (w *Writer) writeComment(c string) {
 // integers, fields 6, 7 and 10 in the shortest decimal form that reads
 // back exactly (exponent notation only for very small or large values).
 // It is an error if a field holds a value the Reader rejects: a negative
-// value other than -1, or a non-finite decimal.
+// value other than -1, a non-finite decimal, or a time above MaxTime.
 func (w *Writer) Write(j Job) error {
 	if err := checkJob(&j); err != nil {
 		return err
@@ -145,16 +145,17 @@ func checkJob(j *Job) error {
 	floats := [NumFields]float64{5: j.AvgCPU, 6: j.UsedMem, 9: j.ReqMem}
 	for k := range NumFields {
 		var bad string
-		if fieldKinds[k] == 'F' {
+		switch {
+		case fieldKinds[k] == 'F':
 			f := floats[k]
 			if math.IsNaN(f) || math.IsInf(f, 0) || (f < 0 && f != -1) {
 				bad = strconv.FormatFloat(f, 'g', -1, 64)
 			}
-		} else if ints[k] < -1 {
+		case ints[k] < -1 || fieldKinds[k] == 'T' && ints[k] > MaxTime:
 			bad = strconv.FormatInt(ints[k], 10)
 		}
 		if bad != "" {
-			return fmt.Errorf("swf: job %d: field %d (%s): %s is not a valid value (negative values other than -1, and non-finite decimals, are not SWF)",
+			return fmt.Errorf("swf: job %d: field %d (%s): %s is not a valid value (negative values other than -1, non-finite decimals and times above 10^15 s are not read back)",
 				j.ID, k+1, FieldNames[k], bad)
 		}
 	}

@@ -67,6 +67,8 @@ func TestWriteInvalid(t *testing.T) {
 		{func(j *Job) { j.AvgCPU = math.NaN() }, "swf: job 1: field 6 (average CPU time): NaN is not"},
 		{func(j *Job) { j.UsedMem = math.Inf(1) }, "swf: job 1: field 7 (used memory): +Inf is not"},
 		{func(j *Job) { j.ReqMem = -0.5 }, "swf: job 1: field 10 (requested memory): -0.5 is not"},
+		{func(j *Job) { j.Submit = 1_000_000_000_000_001 }, "swf: job 1: field 2 (submit time): 1000000000000001 is not a valid value"},
+		{func(j *Job) { j.Run = math.MaxInt64 }, "swf: job 1: field 4 (run time): 9223372036854775807 is not a valid value"},
 	}
 	for _, tt := range tests {
 		j := goodJob
@@ -181,14 +183,21 @@ func genFloat(t *rapid.T, label string) float64 {
 		})).Draw(t, label)
 }
 
+// genTime generates a time field value: -1 or any time up to MaxTime,
+// small values and the bound often.
+func genTime(t *rapid.T, label string) int64 {
+	return rapid.OneOf(rapid.Just[int64](-1), rapid.Int64Range(0, 100),
+		rapid.Just[int64](MaxTime), rapid.Int64Range(0, MaxTime)).Draw(t, label)
+}
+
 func genJob(t *rapid.T) Job {
 	return Job{
-		ID: genInt(t, "id"), Submit: genInt(t, "submit"), Wait: genInt(t, "wait"),
-		Run: genInt(t, "run"), AllocProcs: genInt(t, "alloc"), AvgCPU: genFloat(t, "cpu"),
-		UsedMem: genFloat(t, "mem"), ReqProcs: genInt(t, "reqprocs"), ReqTime: genInt(t, "reqtime"),
+		ID: genInt(t, "id"), Submit: genTime(t, "submit"), Wait: genTime(t, "wait"),
+		Run: genTime(t, "run"), AllocProcs: genInt(t, "alloc"), AvgCPU: genFloat(t, "cpu"),
+		UsedMem: genFloat(t, "mem"), ReqProcs: genInt(t, "reqprocs"), ReqTime: genTime(t, "reqtime"),
 		ReqMem: genFloat(t, "reqmem"), Status: genInt(t, "status"), User: genInt(t, "user"),
 		Group: genInt(t, "group"), Executable: genInt(t, "exe"), Queue: genInt(t, "queue"),
-		Partition: genInt(t, "part"), PrecedingID: genInt(t, "prec"), ThinkTime: genInt(t, "think"),
+		Partition: genInt(t, "part"), PrecedingID: genInt(t, "prec"), ThinkTime: genTime(t, "think"),
 	}
 }
 
