@@ -38,7 +38,7 @@ const (
 func newSimCmd() *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit|easy|conservative] [--json] [--out DIR]",
+		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit|easy|conservative] [--cycle per-time|per-event] [--json] [--out DIR]",
 		Short: "Replay a workload (an SWF trace, or the built-in Lublin–Feitelson model) through the scheduler",
 		Long: `Simulate the scheduler on a virtual clock: jobs arrive at their submit times,
 run for their recorded run times, and are placed by the very same plugins
