@@ -100,15 +100,21 @@ type Preparer interface {
 // tasks its per-host pass lets a job place, so that plans are sized to
 // fit: a per-host limit with room for 2 slots caps the bucket planned on
 // its host at 2. Bounds are for a plan that holds no claim yet, in view's
-// state (the live one, or a projection); the runner's check stays the
-// authority. math.MaxInt means no bound.
+// state (the live one, a projection, or the idle state, where they are the
+// limits' maxima: the runner's "can it ever run" analysis); the runner's
+// check stays the authority. math.MaxInt means no bound. Each bound comes
+// with the limit that sets it (the detail of HostLimit and LimitReached:
+// the least room, the first such limit in configuration order), -1 when
+// none does.
 type Bounder interface {
 	// HostBound returns the most tasks of term t (of alternative alt of
-	// job) that host h can take as far as this preparer is concerned.
-	HostBound(job *Job, alt *Alternative, t *Term, h cluster.HostID, view *View) int
+	// job) that host h can take as far as this preparer is concerned, and
+	// the limit that sets that bound.
+	HostBound(job *Job, alt *Alternative, t *Term, h cluster.HostID, view *View) (n int, by int32)
 	// JobBound returns the most tasks of term t the job can place in all,
-	// over every host, and a bound on HostBound that holds for every host.
-	JobBound(job *Job, alt *Alternative, t *Term, view *View) (total, perHost int)
+	// over every host, a bound on HostBound that holds for every host, and
+	// the limit that sets the total.
+	JobBound(job *Job, alt *Alternative, t *Term, view *View) (total, perHost int, by int32)
 }
 
 // JobPreparer is an optional Preparer capability: the job-level pass, run

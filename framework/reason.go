@@ -147,7 +147,8 @@ type PendReasons struct {
 	// is SharedResource: one entry per unmet resource of the request.
 	Shared []int32
 	// Stuck: the job could not run even if every open host were idle and
-	// none of its limits used (always so for BadRequest). It holds no
-	// queue back under strict FCFS.
+	// none of its limits used (always so for BadRequest, and for a
+	// LimitReached that a limit's maximum decides on the idle cluster).
+	// It holds no queue back under strict FCFS.
 	Stuck bool
 }

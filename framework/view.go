@@ -86,7 +86,8 @@ func (v *View) TaskCapacity(job *Job, alt *Alternative, t *Term, h cluster.HostI
 		if n == 0 {
 			break
 		}
-		n = min(n, b.HostBound(job, alt, t, h, v))
+		hb, _ := b.HostBound(job, alt, t, h, v)
+		n = min(n, hb)
 	}
 	return max(n, 0)
 }
@@ -98,7 +99,7 @@ func (v *View) TaskCapacity(job *Job, alt *Alternative, t *Term, h cluster.HostI
 func (v *View) TaskBound(job *Job, alt *Alternative, t *Term) (total, perHost int) {
 	total, perHost = math.MaxInt, v.CapacityBound(t)
 	for _, b := range v.Bounders {
-		tot, ph := b.JobBound(job, alt, t, v)
+		tot, ph, _ := b.JobBound(job, alt, t, v)
 		total, perHost = min(total, tot), min(perHost, ph)
 	}
 	return max(total, 0), max(perHost, 0)

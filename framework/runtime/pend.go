@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/xce-sched/xce/cluster"
@@ -62,16 +61,19 @@ const rankSlots = 3
 //  1. BadRequest when no alternative could run even on an empty cluster
 //     (more tasks than the queue's hosts have slots, span[hosts=1] larger
 //     than any host, more of a shared resource than exists);
-//  2. SharedResource or LimitReached when every alternative failed the
+//  2. LimitReached, naming a limit, when no alternative could run on the
+//     empty cluster under the maxima of the limits that apply to the job
+//     (limitVerdict); like BadRequest it is Stuck;
+//  3. SharedResource or LimitReached when every alternative failed the
 //     job-level checks (the first alternative's reason);
-//  3. SameUnsatisfiable or SpanUnsatisfiable when, for some alternative,
+//  4. SameUnsatisfiable or SpanUnsatisfiable when, for some alternative,
 //     the hosts that can take tasks have enough capacity in total but the
 //     plans could not use it (same[] present or rejected: Same; else Span);
-//  4. when no host can take a task and none for a capacity reason (only
+//  5. when no host can take a task and none for a capacity reason (only
 //     closed/unavailable state, select[] or same[] rule them out):
 //     SameUnsatisfiable if some host satisfies select[] but does not
 //     define a same[] attribute, else NoHostMatch;
-//  5. otherwise the capacity reason counted on the most hosts, counting
+//  6. otherwise the capacity reason counted on the most hosts, counting
 //     for a host that cannot take a task why not (slots, a resource, a
 //     limit) and for a host that can take some tasks what stops it taking
 //     more than it can (a resource or a limit, when below its free slots);
@@ -86,7 +88,12 @@ func (r *Runner) pend(job *framework.Job, out outcome) {
 		pr.Main, pr.Note, pr.Stuck = framework.BadRequest, note, true
 		return
 	}
-	pr.Stuck = r.isStuck(job)
+	v := r.limitVerdict(job)
+	if v.never.reason != framework.None {
+		pr.Main, pr.Detail, pr.Stuck = v.never.reason, v.never.detail, true
+		return
+	}
+	pr.Stuck = v.stuck
 	if veto := r.allVetoed(); veto.reason != framework.None {
 		pr.Main, pr.Detail = veto.reason, veto.detail
 		if veto.reason == framework.SharedResource {
@@ -339,6 +346,9 @@ type diagScratch struct {
 	alts, offs, sums []int
 	caps             []int // altNeverFits: the matching hosts' capacities
 	bounds           []framework.HostReasonCount
+	// limits: altNeverFits, bounded: per limit, the matching hosts it
+	// bounds below their capacity.
+	limits []framework.HostReasonCount
 }
 
 // capacity returns how many tasks of term host h can take now, as the
@@ -367,203 +377,4 @@ func addHostReason(counts []framework.HostReasonCount, k reasonKey, n int) []fra
 		}
 	}
 	return append(counts, framework.HostReasonCount{Reason: k.reason, Detail: k.detail, Hosts: n})
-}
-
-// neverFits returns why no alternative of job could run even on an empty
-// cluster (every host of the queue open and idle), or "" when one could. An
-// alternative whose select[] no host matches is left to NoHostMatch: it
-// returns "" when that is the only obstacle.
-func (r *Runner) neverFits(job *framework.Job) string {
-	key := staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}
-	if why, ok := r.never[key]; ok {
-		return why
-	}
-	why := r.neverFitsUncached(job)
-	r.never[key] = why
-	return why
-}
-
-// staticKey identifies what neverFits depends on: the request, the queue
-// and the task count (the idle cluster does not change).
-type staticKey struct {
-	req      *framework.Request
-	queue    cluster.QueueID
-	min, max int
-}
-
-func (r *Runner) neverFitsUncached(job *framework.Job) string {
-	why := ""
-	for ai := range job.Req.Alts {
-		altWhy, noMatch := r.altNeverFits(job, &job.Req.Alts[ai], false)
-		if altWhy == "" && !noMatch {
-			return ""
-		}
-		if why == "" {
-			why = altWhy
-		}
-	}
-	return why
-}
-
-// NeverFits returns why job can never run on this cluster (its BadRequest
-// note), or "".
-func (r *Runner) NeverFits(job *framework.Job) string {
-	if job.Req == nil {
-		if job.ReqErr != nil {
-			return job.ReqErr.Error()
-		}
-		return "no request"
-	}
-	return r.neverFits(job)
-}
-
-// isStuck reports whether job could not run even with every open host
-// idle and none of its limits used: each alternative fails on the open
-// hosts, or a limit's job-level pass refuses it with nothing used.
-func (r *Runner) isStuck(job *framework.Job) bool {
-	key := r.classOf(job)
-	if s, ok := r.stuck[key]; ok {
-		return s
-	}
-	idle := framework.View{Cluster: r.view.Cluster, State: r.empty}
-	fits := r.openFits(job)
-	stuck := true
-	for ai := range job.Req.Alts {
-		alt := &job.Req.Alts[ai]
-		if !fits[ai] {
-			continue
-		}
-		tasks := minTasks(job)
-		vetoed := false
-		for _, p := range r.jobPreparers {
-			if reason, _ := p.PrepareJob(job, alt, tasks, &idle); reason != framework.None {
-				vetoed = true
-				break
-			}
-		}
-		if !vetoed {
-			stuck = false
-			break
-		}
-	}
-	r.stuck[key] = stuck
-	return stuck
-}
-
-// openFits returns, per alternative of job, whether it could run on the
-// queue's open hosts with nothing running (limits aside); cached, as
-// neverFits, per request, queue and task count.
-func (r *Runner) openFits(job *framework.Job) []bool {
-	key := staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}
-	if fits, ok := r.openFit[key]; ok {
-		return fits
-	}
-	fits := make([]bool, len(job.Req.Alts))
-	for ai := range job.Req.Alts {
-		why, noMatch := r.altNeverFits(job, &job.Req.Alts[ai], true)
-		fits[ai] = why == "" && !noMatch
-	}
-	r.openFit[key] = fits
-	return fits
-}
-
-// altNeverFits checks one alternative against the idle cluster (only its
-// open hosts when openOnly): shared
-// totals; per term, the matching hosts' capacity (slots bounded by per-slot
-// rusage) in all, on one host for span[hosts=1], and in hosts of ptile
-// tasks for span[ptile=N]; and enough distinct hosts for all terms (the
-// hosts of a plan are distinct). noMatch is set when a term matches no host.
-// A host matches when the static part of the term's select[] holds on it
-// (framework.Term.Static): a condition on free slots or a free consumable
-// may hold on a busy host that it fails on an idle one (select[slots < 2]),
-// so it never makes a request "never".
-func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, openOnly bool) (why string, noMatch bool) {
-	c := r.view.Cluster
-	empty := framework.View{Cluster: c, State: r.empty}
-	q := job.Spec.Queue
-	for _, sh := range alt.Shared {
-		if total := c.Shared[sh.Shared].Total; !cluster.Within(sh.Amount, total) {
-			return fmt.Sprintf("needs %v of shared resource %s, the cluster has %v", sh.Amount, c.Shared[sh.Shared].Name, total), false
-		}
-	}
-	minHosts := 0
-	for ti := range alt.Terms {
-		t := &alt.Terms[ti]
-		need := t.Tasks
-		if need == 0 {
-			need = job.Spec.TasksMin
-		}
-		total, largest, matching, slots := 0, 0, 0, 0
-		caps := r.diag.caps[:0]
-		for h := range c.Hosts {
-			id := cluster.HostID(h)
-			vals := r.empty.HostVals(id)
-			if !c.QueueHasHost(q, id) || !t.Static.Match(vals) || !t.SameDefined(vals) || openOnly && r.hostState[id] != framework.None {
-				continue
-			}
-			matching++
-			n := empty.Capacity(id, t)
-			slots += c.Hosts[h].Slots
-			total += n
-			largest = max(largest, n)
-			caps = append(caps, n)
-		}
-		r.diag.caps = caps
-		if matching == 0 {
-			noMatch = true
-			continue
-		}
-		bound := ""
-		if total < slots {
-			bound = " (per-slot rusage[] bounds them below their slots)"
-		}
-		switch t.Span.Kind {
-		case resreq.SpanHostsOne:
-			minHosts++
-			if need > largest {
-				return fmt.Sprintf("span[hosts=1] needs %d tasks on one host, the largest matching host takes %d%s", need, largest, bound), false
-			}
-		case resreq.SpanPtile:
-			p := t.Span.Ptile
-			fullNeed, rem := need/p, need%p
-			full, other := 0, 0
-			for _, n := range caps {
-				if n >= p {
-					full++
-				} else if rem > 0 && n >= rem {
-					other++
-				}
-			}
-			minHosts += fullNeed
-			if rem > 0 {
-				minHosts++
-			}
-			if full < fullNeed || rem > 0 && full+other < fullNeed+1 {
-				return fmt.Sprintf("span[ptile=%d] needs %s that take %d tasks each%s; the matching hosts that can: %d", p, plural(fullNeed, "host"), p, remText(rem), full), false
-			}
-		default:
-			minHosts++
-		}
-		if need > total {
-			return fmt.Sprintf("needs %s, the matching hosts take %d in all%s", plural(need, "task"), total, bound), false
-		}
-	}
-	if nh := empty.NumHosts(q); len(alt.Terms) > 1 && minHosts > nh && !openOnly {
-		return fmt.Sprintf("the compound terms need %d distinct hosts, the queue has %d", minHosts, nh), false
-	}
-	return "", noMatch
-}
-
-func remText(rem int) string {
-	if rem == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" and one more that takes %d", rem)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

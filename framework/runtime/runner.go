@@ -27,7 +27,7 @@ type Runner struct {
 	view      framework.View
 	committer framework.Committer
 	preparers []framework.Preparer
-	empty     *cluster.State     // the cluster with nothing running, for BadRequest
+	empty     *cluster.State     // the cluster with nothing running, limits unused: never.go
 	hostState []framework.Reason // per host: None when open, else HostClosed or HostUnavail
 	allOpen   bool               // every host is open
 
@@ -72,12 +72,12 @@ type Runner struct {
 	diags  map[diagKey]sharedDiag
 	bare   bool
 	placed uint64 // allocations this runner committed
-	// never caches neverFits and openFits, which depend on nothing that
-	// changes; stuck caches isStuck per class.
-	never   map[staticKey]string
-	openFit map[staticKey][]bool
-	stuck   map[classKey]bool
-	diag    diagScratch
+	// never caches neverFits and idleFit idleFits, which depend on nothing
+	// that changes; verdicts caches limitVerdict per class.
+	never    map[staticKey]string
+	idleFit  map[idleKey][]bool
+	verdicts map[classKey]limitVerdict
+	diag     diagScratch
 }
 
 // cursorKey names what decides a host's fit before the preparers: the
@@ -117,8 +117,8 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		pended:    map[*framework.Request]bool{},
 		diags:     map[diagKey]sharedDiag{},
 		never:     map[staticKey]string{},
-		openFit:   map[staticKey][]bool{},
-		stuck:     map[classKey]bool{},
+		idleFit:   map[idleKey][]bool{},
+		verdicts:  map[classKey]limitVerdict{},
 		sigs:      map[string]int32{},
 	}
 	r.classified = true

@@ -225,8 +225,9 @@ func (s *Scheduler) Runner() *Runner { return s.runner }
 // (higher first, then configuration order), jobs within a queue in the
 // order of the queue's picker. A closed queue's jobs pend with QueueClosed
 // (or BadRequest when they could never run).
-// Under fcfs, once a job of a queue pends (other than with BadRequest: it
-// can never run), the queue's later jobs pend with Priority; under
+// Under fcfs, once a job of a queue pends (other than one that could not
+// run even with every open host idle and its limits at their maxima:
+// PendReasons.Stuck), the queue's later jobs pend with Priority; under
 // firstfit, any job that fits starts. Cycle times must not decrease. It
 // returns the jobs considered, in that order, each with its decision
 // published on it (the slice is valid until the next cycle), and stops

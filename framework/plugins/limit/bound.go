@@ -11,25 +11,28 @@ var _ framework.Bounder = (*Plugin)(nil)
 
 // HostBound implements framework.Bounder: the least, over the limits that
 // apply to job and count host h, of the tasks of term t their instance on
-// h has room for (tasks returns how a counter's room bounds them). An
-// instance not created yet is unused: it has room for its maximum. It
-// creates no instance.
-func (p *Plugin) HostBound(job *framework.Job, alt *framework.Alternative, t *framework.Term, h cluster.HostID, view *framework.View) int {
+// h has room for (tasks returns how a counter's room bounds them), and the
+// first limit with that least room. An instance not created yet is
+// unused: it has room for its maximum. It creates no instance.
+func (p *Plugin) HostBound(job *framework.Job, alt *framework.Alternative, t *framework.Term, h cluster.HostID, view *framework.View) (int, int32) {
 	p.bind(job)
-	n := math.MaxInt
+	n, by := math.MaxInt, int32(-1)
 	for _, a := range p.applied {
 		if a.lim.hostMask != nil && !a.lim.hostMask[h] {
 			continue
 		}
 		first, ok := p.find(a, h)
-		n = min(n, tasks(a.lim, alt, t, func(k int) float64 {
+		k := tasks(a.lim, alt, t, func(k int) float64 {
 			if !ok {
 				return a.lim.res[k].max
 			}
 			return view.State.CounterFree(first + cluster.CounterID(k))
-		}))
+		})
+		if k < n {
+			n, by = k, a.lim.idx
+		}
 	}
-	return n
+	return n, by
 }
 
 // JobBound implements framework.Bounder. A limit that counts every host
@@ -37,10 +40,10 @@ func (p *Plugin) HostBound(job *framework.Job, alt *framework.Alternative, t *fr
 // tasks in all and on any host by that instance's room; a limit with one
 // instance per host of every host (per_host: all) bounds any host by its
 // maximum. A limit on a list of hosts bounds neither: the other hosts are
-// free of it.
-func (p *Plugin) JobBound(job *framework.Job, alt *framework.Alternative, t *framework.Term, view *framework.View) (total, perHost int) {
+// free of it. by is the first limit with the least room in all.
+func (p *Plugin) JobBound(job *framework.Job, alt *framework.Alternative, t *framework.Term, view *framework.View) (total, perHost int, by int32) {
 	p.bind(job)
-	total, perHost = math.MaxInt, math.MaxInt
+	total, perHost, by = math.MaxInt, math.MaxInt, -1
 	for _, a := range p.applied {
 		cl := a.lim
 		switch {
@@ -55,10 +58,13 @@ func (p *Plugin) JobBound(job *framework.Job, alt *framework.Alternative, t *fra
 				}
 				return view.State.CounterFree(first + cluster.CounterID(k))
 			})
-			total, perHost = min(total, n), min(perHost, n)
+			if n < total {
+				total, by = n, cl.idx
+			}
+			perHost = min(perHost, n)
 		}
 	}
-	return total, perHost
+	return total, perHost, by
 }
 
 // tasks returns how many tasks of term t one instance of limit cl lets a

@@ -290,3 +290,50 @@ func TestPerHostLimitManyHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundsName: HostBound and JobBound name the limit that sets each
+// bound, the first in configuration order among those with the least
+// room. h1 and h2 have 8 slots; alice runs 1 task on h1. For her 1-task
+// job: h1's room is 3 − 1 = 2 under a3 and under b3 (a3 comes first and is
+// named), 5 − 1 = 4 under user5; h2's is 3 under a3 and b3, 4 under user5
+// and 1 under h2_only; in all, user5's 4 (the only limit with one instance
+// over every host); per host, at most min(3, 3, 4) = 3.
+func TestBoundsName(t *testing.T) {
+	spec := ct.Spec{Hosts: hosts(2, 8, -1), Limits: []cluster.Limit{
+		lim("a3", func(l *cluster.Limit) { l.Hosts, l.Slots = perAll, 3 }),
+		lim("b3", func(l *cluster.Limit) { l.Hosts, l.Slots = perAll, 3 }),
+		lim("user5", func(l *cluster.Limit) { l.Users, l.Slots = perAll, 5 }),
+		lim("h2_only", func(l *cluster.Limit) { l.Hosts, l.Slots = names("h2"), 1 }),
+	}, Jobs: []ct.Job{
+		{ID: 1, User: "alice", Min: 1, Running: map[string]int{"h1": 1}},
+		{ID: 2, User: "alice", Min: 1},
+	}}
+	s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := &framework.View{Cluster: s.Cluster, State: s.State}
+	j := s.Jobs[1]
+	alt := &j.Req.Alts[0]
+	term := &alt.Terms[0]
+	type bound struct {
+		n  int
+		by string
+	}
+	name := func(by int32) string {
+		if by < 0 {
+			return "-"
+		}
+		return s.Cluster.Limits[by].Name
+	}
+	for h, want := range []bound{{2, "a3"}, {1, "h2_only"}} {
+		n, by := s.Limits.HostBound(j, alt, term, cluster.HostID(h), view)
+		if got := (bound{n, name(by)}); got != want {
+			t.Errorf("HostBound(h%d) = %v, want %v", h+1, got, want)
+		}
+	}
+	total, perHost, by := s.Limits.JobBound(j, alt, term, view)
+	if total != 4 || perHost != 3 || name(by) != "user5" {
+		t.Errorf("JobBound = %d, %d, %s; want 4, 3, user5", total, perHost, name(by))
+	}
+}

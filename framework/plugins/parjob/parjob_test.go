@@ -145,10 +145,10 @@ type capBounder struct {
 	perHost, total int
 }
 
-func (b capBounder) HostBound(_ *framework.Job, _ *framework.Alternative, _ *framework.Term, h cluster.HostID, _ *framework.View) int {
-	return b.caps[h]
+func (b capBounder) HostBound(_ *framework.Job, _ *framework.Alternative, _ *framework.Term, h cluster.HostID, _ *framework.View) (int, int32) {
+	return b.caps[h], -1
 }
 
-func (b capBounder) JobBound(*framework.Job, *framework.Alternative, *framework.Term, *framework.View) (int, int) {
-	return b.total, b.perHost
+func (b capBounder) JobBound(*framework.Job, *framework.Alternative, *framework.Term, *framework.View) (int, int, int32) {
+	return b.total, b.perHost, -1
 }
