@@ -18,8 +18,11 @@ type Reservation struct {
 type Dispatcher interface {
 	// Now is the cycle's time (seconds).
 	Now() int64
-	// Allocate places job now if it fits, ignoring reservations (the
-	// runner). On false, job.Reasons say why it pends.
+	// Allocate places job now if it fits (the runner). Once the cycle
+	// holds reservations — of jobs ahead of this one: a queue of higher
+	// priority, an EASY head, the kept ones of a conservative queue — it
+	// is TryStart: the job starts only if it delays none of them. On
+	// false, job.Reasons say why it pends.
 	Allocate(job *Job) (bool, error)
 	// Earliest returns the earliest time at or after Now at which job fits
 	// during its whole estimated run, and the allocation it would get then;

@@ -33,15 +33,16 @@ type dispatcher struct {
 	busy    map[cluster.QueueID][]cluster.HostID
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
-	// earlier cycle: setup puts them in the projection. verify: some may
-	// no longer fit (a running job overran its estimate, or a job was
-	// placed without regard to reservations), so setup checks each one
-	// against those before it.
+	// earlier cycle: holdSegment puts them in the projection just before
+	// their queue is dispatched. verify: some may no longer fit (a running
+	// job overran its estimate), so each is checked against those before
+	// it.
 	held   []*framework.Job
 	verify bool
-	// unguarded: a job was placed in this cycle without regard to the
-	// reservations (Allocate).
-	unguarded bool
+	// changed: this cycle placed or reserved something (ahead of the
+	// queues not yet dispatched); unguarded: it placed a job over the
+	// reservations in the projection (a fallback that should not happen).
+	changed, unguarded bool
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -50,7 +51,7 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
 	clear(d.held)
-	d.held, d.verify, d.unguarded = d.held[:0], false, false
+	d.held, d.verify, d.changed, d.unguarded = d.held[:0], false, false, false
 }
 
 // Now implements framework.Dispatcher.
@@ -63,15 +64,15 @@ func (d *dispatcher) allocator(job *framework.Job) framework.Allocator {
 	return d.s.par
 }
 
-// Allocate implements framework.Dispatcher. A job it places took what it
-// needs without regard to the reservations, so the next cycle checks the
-// kept ones again (Scheduler.unguarded).
+// Allocate implements framework.Dispatcher. Once the cycle holds
+// reservations (of jobs ahead of this one: a queue of higher priority, an
+// EASY head, kept ones of a conservative queue) it is TryStart: the job
+// starts now only if it delays none of them.
 func (d *dispatcher) Allocate(job *framework.Job) (bool, error) {
-	placed, err := d.allocate(job)
-	if placed {
-		d.s.unguarded, d.unguarded = true, true
+	if d.ready && d.proj.starts > 0 {
+		return d.TryStart(job)
 	}
-	return placed, err
+	return d.allocate(job)
 }
 
 // allocate is one attempt of the live runner.
@@ -95,6 +96,7 @@ func (d *dispatcher) Start(job *framework.Job, r framework.Reservation) error {
 // started records a job the cycle started: its start time, the observers,
 // and, for the projections, its estimated end and the changed free slots.
 func (d *dispatcher) started(job *framework.Job) {
+	d.changed = true
 	if job.Reserved != nil {
 		d.unreserve(job)
 	}
@@ -112,6 +114,7 @@ func (d *dispatcher) started(job *framework.Job) {
 // Reserve implements framework.Dispatcher.
 func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.setup()
+	d.changed = true
 	if job.Reserved != nil {
 		d.unreserve(job)
 	}
@@ -139,7 +142,17 @@ func (d *dispatcher) unreserve(job *framework.Job) (*framework.Reservation, bool
 // it, and a job without one could never run (or is held back by
 // reservations that still stand). Under the others any release
 // may let a job start.
-func (d *dispatcher) Unchanged(job *framework.Job) bool { return job.Unchanged }
+//
+// A floating reservation (EASY's head) does not stand once this cycle
+// placed or reserved something ahead of it (a queue of higher priority):
+// that may have taken what it relied on.
+func (d *dispatcher) Unchanged(job *framework.Job) bool {
+	if job.Unchanged && job.Reserved != nil && d.changed && !d.s.keeps[job.Spec.Queue] {
+		job.Unchanged = false
+		job.Reserved = nil
+	}
+	return job.Unchanged
+}
 
 // unchanged decides Unchanged for job at the start of the cycle; keeps:
 // its queue's policy keeps reservations.
@@ -186,7 +199,13 @@ func (d *dispatcher) Block(job *framework.Job) error {
 			return nil
 		}
 	}
-	_, err := d.Allocate(job)
+	// The runner's attempt, for the reasons: the job does not fit now.
+	placed, err := d.allocate(job)
+	if placed {
+		// It did fit after all, and took what it needed whatever the
+		// reservations: have them checked.
+		d.s.unguarded, d.unguarded = true, true
+	}
 	return err
 }
 
@@ -310,12 +329,8 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 }
 
 // setup builds the projection on first use in the cycle: the running jobs'
-// estimated ends and the kept reservations of the held jobs. When some of
-// those may no longer fit (d.verify), each is checked, in the cycle's
-// order, against the running jobs and the reservations before it; one that
-// does not fit is dropped (its job is re-planned in its turn and may move
-// later: only a reservation that overlaps an overrun, or what a job placed
-// without regard to reservations took, can fail).
+// estimated ends. Reservations join it as they are made, and kept ones
+// queue by queue (holdSegment).
 func (d *dispatcher) setup() {
 	if d.ready {
 		return
@@ -334,34 +349,45 @@ func (d *dispatcher) setup() {
 	}
 	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	clear(d.busy)
-	if !d.verify {
-		for _, j := range d.held {
-			if r := j.Reserved; r != nil {
-				d.proj.reserve(r.Start, r.End, r.Alloc)
-			}
-		}
+}
+
+// holdSegment puts the kept reservations of one queue's jobs (in the
+// cycle's order) into the projection, just before the queue is
+// dispatched. When some may no longer fit — a running job overran its
+// estimate, or this cycle already placed or reserved something for the
+// queues ahead — each is checked against the running jobs and the
+// reservations before it; one that does not fit, or whose start passed
+// without its job starting, is left out, and its job is re-planned in its
+// turn (it may then move later: only a reservation that overlaps an
+// overrun, or what a queue of higher priority took, can fail).
+func (d *dispatcher) holdSegment(seg []*framework.Job) {
+	if !slices.ContainsFunc(seg, func(j *framework.Job) bool { return j.Reserved != nil }) {
 		return
 	}
-	for _, j := range d.held {
+	d.setup()
+	check := d.verify || d.changed
+	for _, j := range seg {
 		r := j.Reserved
 		if r == nil {
-			continue // started or re-planned before the projection was built
-		}
-		if r.Start < d.now {
-			// Its start passed without a cycle: what it waited for
-			// overran. Re-planned in its turn (Earliest tries its hosts
-			// from now first), it must not push the others back.
-			j.Unchanged = false
 			continue
 		}
-		d.proj.window(d.win, d.tmp, r.Start, r.End)
-		if d.win.FitsLimits(r.Alloc) != nil {
-			// It overlaps an overrun: re-planned in its turn.
-			j.Unchanged = false
-			continue
+		if check {
+			if r.Start < d.now {
+				// Its start passed without a cycle: what it waited for
+				// overran. Re-planned in its turn (Earliest tries its
+				// hosts from now first), it must not push others back.
+				j.Unchanged = false
+				continue
+			}
+			d.proj.window(d.win, d.tmp, r.Start, r.End)
+			if d.win.FitsLimits(r.Alloc) != nil {
+				j.Unchanged = false
+				continue
+			}
 		}
 		d.proj.reserve(r.Start, r.End, r.Alloc)
 	}
+	d.unguarded = false
 }
 
 // minTasks is the fewest tasks any plan of job can have.

@@ -313,3 +313,73 @@ func TestLimitOverReservedStart(t *testing.T) {
 		}
 	}
 }
+
+// runQueues runs spec (with its own queues) until until (inclusive).
+func runQueues(t *testing.T, spec ct.Spec, until int64) (*cluster.Cluster, *runtime.Scheduler) {
+	t.Helper()
+	c := ct.Build(spec)
+	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(context.Background(), s, sim.Options{Until: until}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.State.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	return c, s
+}
+
+// TestReservationsAcrossQueues: conservative reservations next to a queue
+// under another policy, worked by hand on one host of 4 slots.
+//
+//   - A firstfit queue of higher priority starts job 4 (3 slots, 10–50)
+//     at t = 10, over job 3's kept reservation (4 slots at 20–30): in the
+//     same cycle job 3 is re-planned to 50, and job 5 (1 slot, 5 s),
+//     arriving then, is reserved at 20, when job 2 frees its slot, which
+//     stays free until 50; it runs 20–25.
+//   - A firstfit queue of lower priority respects the conservative queue's
+//     reservation: job 3 (1 slot, 100 s) would delay job 2 (4 slots at
+//     10–20), so it waits, with Priority, and starts at 20.
+func TestReservationsAcrossQueues(t *testing.T) {
+	h0 := []ct.Host{{Name: "h0", Slots: 4, Mem: -1}}
+	hiFirst := ct.Spec{Hosts: h0,
+		Queues: []cluster.Queue{{Name: "hi", Priority: 100, Policy: cluster.PolicyFirstFit, Picker: "priority"},
+			{Name: "cons", Policy: cluster.PolicyConservative, Picker: "priority"}},
+		Jobs: []ct.Job{
+			{ID: 1, Queue: "hi", Min: 3, Running: map[string]int{"h0": 3}, Runtime: 10, Estimate: 10},
+			{ID: 2, Queue: "cons", Min: 1, Running: map[string]int{"h0": 1}, Runtime: 20, Estimate: 20},
+			{ID: 3, Queue: "cons", Min: 4, Runtime: 10, Estimate: 10},
+			{ID: 4, Queue: "hi", Submit: 10, Min: 3, Runtime: 40, Estimate: 40},
+			{ID: 5, Queue: "cons", Submit: 10, Min: 1, Runtime: 5, Estimate: 5},
+		}}
+	consFirst := ct.Spec{Hosts: h0,
+		Queues: []cluster.Queue{{Name: "cons", Priority: 100, Policy: cluster.PolicyConservative, Picker: "priority"},
+			{Name: "low", Policy: cluster.PolicyFirstFit, Picker: "priority"}},
+		Jobs: []ct.Job{
+			{ID: 1, Queue: "cons", Min: 2, Running: map[string]int{"h0": 2}, Runtime: 10, Estimate: 10},
+			{ID: 2, Queue: "cons", Min: 4, Runtime: 10, Estimate: 10},
+			{ID: 3, Queue: "low", Min: 1, Runtime: 100, Estimate: 100},
+		}}
+	for _, tc := range []struct {
+		name  string
+		spec  ct.Spec
+		until int64
+		want  []string
+	}{
+		{"higher firstfit, t=10", hiFirst, 10, []string{"DONE@0-10", "RUN@0 h0*1", "PEND NotEnoughSlots reserved@50 h0*4", "RUN@10 h0*3", "PEND NotEnoughSlots reserved@20 h0*1"}},
+		{"higher firstfit, to the end", hiFirst, 1000, []string{"DONE@0-10", "DONE@0-20", "DONE@50-60", "DONE@10-50", "DONE@20-25"}},
+		{"lower firstfit, t=0", consFirst, 0, []string{"RUN@0 h0*2", "PEND NotEnoughSlots reserved@10 h0*4", "PEND Priority"}},
+		{"lower firstfit, to the end", consFirst, 1000, []string{"DONE@0-10", "DONE@10-20", "DONE@20-120"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, s := runQueues(t, tc.spec, tc.until)
+			for i, j := range s.Jobs {
+				if got := state(c, j); got != tc.want[i] {
+					t.Errorf("job %d: %s, want %s", j.Spec.ID, got, tc.want[i])
+				}
+			}
+		})
+	}
+}

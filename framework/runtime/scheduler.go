@@ -44,8 +44,8 @@ type Scheduler struct {
 	offPlan  bool   // ... by a job that ended before or after its estimated end
 	stable   []bool // per queue: its picker keeps a stable order
 	keeps    []bool // per queue: its policy keeps reservations
-	// unguarded: since the last cycle, a job was placed without regard
-	// to the kept reservations (Dispatcher.Allocate), which may no longer
+	// unguarded: since the last cycle, a job was placed over the kept
+	// reservations (a fallback of Dispatcher.Block), which may no longer
 	// fit.
 	unguarded bool
 	wake      int64 // NextWake
@@ -293,8 +293,13 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 					j.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1, Note: note, Stuck: true}
 				}
 			}
-		} else if err := s.policies[q].Dispatch(d, seg); err != nil {
-			return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+		} else {
+			if s.keeps[q] {
+				d.holdSegment(seg)
+			}
+			if err := s.policies[q].Dispatch(d, seg); err != nil {
+				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+			}
 		}
 		for _, j := range seg {
 			j.Cycle = s.cycles
@@ -322,8 +327,9 @@ func (s *Scheduler) NextWake() int64 { return s.wake }
 // holdReservations decides, at the start of a cycle, which jobs' decisions
 // stand (Dispatcher.Unchanged) and which reservations carry over: those of
 // the queues whose policy keeps them (the held jobs, put in the projection
-// before anything is dispatched), and an unchanged job's floating one,
-// which its policy re-records. Every other reservation is dropped.
+// as their queue comes up, dispatcher.holdSegment), and an unchanged job's
+// floating one, which its policy re-records. Every other reservation is
+// dropped.
 func (s *Scheduler) holdReservations(d *dispatcher) {
 	overdue := false
 	for _, j := range s.order {
@@ -355,7 +361,6 @@ func (s *Scheduler) holdReservations(d *dispatcher) {
 			}
 		}
 	}
-	d.setup()
 }
 
 // compactPending drops the jobs that started from the pending list.

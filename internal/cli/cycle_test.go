@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -52,5 +53,41 @@ func TestSimCycleMode(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Run(context.Background(), []string{"sim", "--jobs", "10", "--cycle", "often"}, &out, &errb); code != ExitUsage {
 		t.Errorf("--cycle often: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// TestScheduleUntilHidesFutureJobs: with --until T, a job submitted after
+// T is not shown (it has no state yet); the others are, in file order.
+// One host of 1 slot: job 1 runs from 0; job 2 (submitted at 0) pends;
+// job 3 arrives at 5.
+func TestScheduleUntilHidesFutureJobs(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "s.yaml")
+	scenario := "hosts: [{name: h, slots: 1}]\njobs:\n  - {id: 1, runtime: 100}\n  - {id: 2}\n  - {id: 3, submit: 5}\n"
+	if err := os.WriteFile(f, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		until string
+		ids   []int
+	}{{"0", []int{1, 2}}, {"5", []int{1, 2, 3}}} {
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), []string{"schedule", "--json", "--until", tc.until, f}, &out, &errb); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var res struct {
+			Jobs []struct {
+				ID int `json:"id"`
+			} `json:"jobs"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		var ids []int
+		for _, j := range res.Jobs {
+			ids = append(ids, j.ID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(tc.ids) {
+			t.Errorf("--until %s: jobs %v, want %v", tc.until, ids, tc.ids)
+		}
 	}
 }

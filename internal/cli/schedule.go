@@ -25,7 +25,7 @@ func (sr *scenarioRun) addFlags(cmd *cobra.Command) {
 // run loads the scenario and schedules it: one cycle at the latest submit
 // time, or, with --until, cycles at every event up to T. It returns the
 // scheduler and the jobs to show: the cycle's, in picking order, or with
-// --until every job in file order (multi is then true).
+// --until every job submitted by T, in file order (multi is then true).
 func (sr *scenarioRun) run(cmd *cobra.Command, path string) (s *runtime.Scheduler, jobs []*framework.Job, multi bool, err error) {
 	c, err := cluster.Load(path)
 	if err != nil {
@@ -43,7 +43,12 @@ func (sr *scenarioRun) run(cmd *cobra.Command, path string) (s *runtime.Schedule
 		return nil, nil, false, badInput(fmt.Errorf("--until must be >= 0, got %d", sr.until))
 	}
 	_, err = sim.Run(cmd.Context(), s, sim.Options{Until: sr.until})
-	return s, s.Jobs, true, err
+	for _, j := range s.Jobs {
+		if j.State != framework.Pending || j.Spec.Submit <= sr.until {
+			jobs = append(jobs, j) // a job submitted after T is not shown
+		}
+	}
+	return s, jobs, true, err
 }
 
 func newScheduleCmd() *cobra.Command {
