@@ -36,10 +36,17 @@ func state(c *cluster.Cluster, j *framework.Job) string {
 	return s
 }
 
-// runPolicy runs spec's jobs under policy until until (inclusive).
+// runPolicy runs spec's jobs under policy, in one queue, until until
+// (inclusive).
 func runPolicy(t *testing.T, spec ct.Spec, policy cluster.Policy, until int64) (*cluster.Cluster, *runtime.Scheduler) {
 	t.Helper()
 	spec.Queues = []cluster.Queue{{Name: "normal", Policy: policy, Picker: "priority"}}
+	return runQueues(t, spec, until)
+}
+
+// runQueues runs spec (with its own queues) until until (inclusive).
+func runQueues(t *testing.T, spec ct.Spec, until int64) (*cluster.Cluster, *runtime.Scheduler) {
+	t.Helper()
 	c := ct.Build(spec)
 	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
 	if err != nil {

@@ -16,7 +16,10 @@ type decisionCase struct {
 	want []string
 }
 
-func runDecisionCases(t *testing.T, tests []decisionCase) {
+// runDecisionCases runs each case's one cycle and compares the decisions;
+// with detail, a pending reason is rendered with its detail, as
+// "LimitReached:two".
+func runDecisionCases(t *testing.T, detail bool, tests []decisionCase) {
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -25,7 +28,12 @@ func runDecisionCases(t *testing.T, tests []decisionCase) {
 				if tc.want[i] == "" {
 					continue
 				}
-				if g := render(got[j.ID]); g != tc.want[i] {
+				d := got[j.ID]
+				g := render(d)
+				if detail && d.hosts == nil && d.detail != "" {
+					g += ":" + d.detail
+				}
+				if g != tc.want[i] {
 					t.Errorf("job %d: got %s, want %s", j.ID, g, tc.want[i])
 				}
 			}
@@ -40,7 +48,7 @@ func host(name string, slots int, mem float64, typ string) ct.Host {
 // TestZeroAmounts: a zero rusage amount reserves nothing and needs nothing,
 // so a host without the resource takes such tasks (issue 11 §3).
 func TestZeroAmounts(t *testing.T) {
-	runDecisionCases(t, []decisionCase{
+	runDecisionCases(t, false, []decisionCase{
 		// b, the only host with mem, is closed: a takes the task.
 		{"mem=0 on a host without mem", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), {Name: "b", Slots: 4, Mem: 1000, Status: cluster.HostClosed}},
 			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "rusage[mem=0]"}}}, []string{"a*1"}},
@@ -60,7 +68,7 @@ func TestZeroAmounts(t *testing.T) {
 func TestDynamicSelectNotNever(t *testing.T) {
 	three := []ct.Host{host("h0", 4, -1, ""), host("h1", 4, -1, ""), host("h2", 1, -1, "")}
 	running := ct.Job{ID: 1, Min: 7, Running: map[string]int{"h0": 3, "h1": 3, "h2": 1}}
-	runDecisionCases(t, []decisionCase{
+	runDecisionCases(t, false, []decisionCase{
 		// Free slots: h0 1, h1 1, h2 0. Job 2 cannot fit (2 free in all)
 		// and holds the fcfs queue; job 3 fits now (h0 and h1 have 1 < 2
 		// free slots each), so it waits behind job 2.
@@ -92,7 +100,7 @@ func TestDynamicSelectNotNever(t *testing.T) {
 // BadRequest even in a closed queue (BadRequest comes before QueueClosed,
 // docs/pending-reasons.md).
 func TestClosedQueueBadRequest(t *testing.T) {
-	runDecisionCases(t, []decisionCase{
+	runDecisionCases(t, false, []decisionCase{
 		{"closed", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, "")}, Queues: []cluster.Queue{{Name: "c", Closed: true}},
 			Jobs: []ct.Job{{ID: 1, Min: 5}, {ID: 2, Min: 1}, {ID: 3, Min: 2, ResReq: "select[slots < 2]"}, {ID: 4, Min: 1, ResReq: "rusage[nosuch=1]"}}},
 			[]string{"BadRequest", "QueueClosed", "QueueClosed", "BadRequest"}},
@@ -104,7 +112,7 @@ func TestClosedQueueBadRequest(t *testing.T) {
 // (LSF: "allocate processors only on hosts that have the same value";
 // issue 11 §4).
 func TestSameUndefinedValue(t *testing.T) {
-	runDecisionCases(t, []decisionCase{
+	runDecisionCases(t, false, []decisionCase{
 		{"no host defines type", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 4, -1, "")},
 			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "same[type]"}, {ID: 2, Min: 2, ResReq: "same[type] span[hosts=1]"}, {ID: 3, Min: 2, ResReq: "same[type]"}}},
 			[]string{"SameUnsatisfiable", "SameUnsatisfiable", "SameUnsatisfiable"}},
@@ -132,7 +140,7 @@ func perHostSlots(n int) cluster.Limit {
 // walked first fit in host order.
 func TestPerHostLimitSizing(t *testing.T) {
 	ab := []ct.Host{host("a", 4, -1, ""), host("b", 4, -1, "")}
-	runDecisionCases(t, []decisionCase{
+	runDecisionCases(t, false, []decisionCase{
 		// Room 2 on each host: buckets 2+2.
 		{"4 tasks, 2 per host", ct.Spec{Hosts: ab, Limits: []cluster.Limit{perHostSlots(2)},
 			Jobs: []ct.Job{{ID: 1, Min: 4}}}, []string{"a*2 b*2"}},
@@ -177,7 +185,7 @@ func TestPerHostLimitSizing(t *testing.T) {
 // unsatisfiable cache, which assume a host ruled out stays ruled out.
 // Jobs are taken in submit order; job 2 leaves a with 1 free slot.
 func TestRisingSelect(t *testing.T) {
-	runDecisionCases(t, []decisionCase{
+	runDecisionCases(t, false, []decisionCase{
 		// Job 1 walks past a (4 free) to b; job 3 finds a with 1 free.
 		{"cursor", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 1, -1, "")},
 			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "select[slots < 2]"}, {ID: 2, Submit: 1, Min: 3}, {ID: 3, Submit: 2, Min: 1, ResReq: "select[slots < 2]"}}},

@@ -314,23 +314,6 @@ func TestLimitOverReservedStart(t *testing.T) {
 	}
 }
 
-// runQueues runs spec (with its own queues) until until (inclusive).
-func runQueues(t *testing.T, spec ct.Spec, until int64) (*cluster.Cluster, *runtime.Scheduler) {
-	t.Helper()
-	c := ct.Build(spec)
-	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.Run(context.Background(), s, sim.Options{Until: until}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.State.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
-	return c, s
-}
-
 // TestReservationsAcrossQueues: conservative reservations next to a queue
 // under another policy, worked by hand on one host of 4 slots.
 //

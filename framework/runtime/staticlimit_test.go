@@ -15,37 +15,6 @@ import (
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
 
-// staticCase is a cluster, its jobs and each job's expected decision in
-// ID order: "" for a running job of the snapshot, "h1*2 h2*2" for a
-// placement, or the main reason with its detail, "LimitReached:two".
-type staticCase struct {
-	name string
-	spec ct.Spec
-	want []string
-}
-
-func runStaticCases(t *testing.T, tests []staticCase) {
-	t.Helper()
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, got := run(t, tc.spec)
-			for i, j := range tc.spec.Jobs {
-				if tc.want[i] == "" {
-					continue
-				}
-				d := got[j.ID]
-				g := render(d)
-				if d.hosts == nil && d.detail != "" {
-					g += ":" + d.detail
-				}
-				if g != tc.want[i] {
-					t.Errorf("job %d: got %s, want %s", j.ID, g, tc.want[i])
-				}
-			}
-		})
-	}
-}
-
 var (
 	fcfsQueue = []cluster.Queue{{Name: "f", Policy: cluster.PolicyFCFS}}
 	// perHostAll is `per_host: all`; perUserAll is `per_user: all`.
@@ -65,7 +34,7 @@ var (
 func TestStaticLimitNever(t *testing.T) {
 	h1h2 := []ct.Host{host("h1", 4, -1, ""), host("h2", 4, -1, "")}
 	two := []cluster.Limit{perHostSlots(2)}
-	tests := []staticCase{
+	tests := []decisionCase{
 		// No host may hold more than 2 of the job's tasks; span[hosts=1]
 		// needs 4 on one.
 		{"span[hosts=1] over a per-host limit", ct.Spec{Hosts: h1h2, Limits: two,
@@ -150,7 +119,7 @@ func TestStaticLimitNever(t *testing.T) {
 			Jobs:   []ct.Job{{ID: 1, Min: 6, ResReq: "span[hosts=1]"}}},
 			[]string{"LimitReached:four"}},
 	}
-	runStaticCases(t, tests)
+	runDecisionCases(t, true, tests)
 }
 
 // TestStaticLimitGuards: cases near the rule that pass before and after
@@ -159,7 +128,7 @@ func TestStaticLimitNever(t *testing.T) {
 func TestStaticLimitGuards(t *testing.T) {
 	h1h2 := []ct.Host{host("h1", 4, -1, ""), host("h2", 4, -1, "")}
 	two := []cluster.Limit{perHostSlots(2)}
-	tests := []staticCase{
+	tests := []decisionCase{
 		// ptile=2 fits the limit: 2 + 2.
 		{"ptile under a per-host limit", ct.Spec{Hosts: h1h2, Limits: two,
 			Jobs: []ct.Job{{ID: 1, Min: 4, ResReq: "span[ptile=2]"}}},
@@ -192,7 +161,7 @@ func TestStaticLimitGuards(t *testing.T) {
 			Jobs:   []ct.Job{{ID: 1, Min: 5}}},
 			[]string{"SpanUnsatisfiable"}},
 	}
-	runStaticCases(t, tests)
+	runDecisionCases(t, true, tests)
 }
 
 // TestStaticLimitOracle: on small random clusters under a per-host slot
