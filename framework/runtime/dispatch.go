@@ -268,7 +268,7 @@ func (d *dispatcher) keep(job *framework.Job, prev *framework.Reservation, est i
 	start := max(prev.Start, d.now)
 	end := satAdd(start, est)
 	d.proj.window(d.win, d.tmp, start, end)
-	if d.win.FitsLimits(prev.Alloc) != nil {
+	if !d.hostsOpen(prev.Alloc) || d.win.FitsLimits(prev.Alloc) != nil {
 		return framework.Reservation{}, false
 	}
 	return framework.Reservation{Start: start, End: end, Alloc: prev.Alloc}, true
@@ -380,7 +380,7 @@ func (d *dispatcher) holdSegment(seg []*framework.Job) {
 				continue
 			}
 			d.proj.window(d.win, d.tmp, r.Start, r.End)
-			if d.win.FitsLimits(r.Alloc) != nil {
+			if !d.hostsOpen(r.Alloc) || d.win.FitsLimits(r.Alloc) != nil {
 				j.Unchanged = false
 				continue
 			}
@@ -426,6 +426,17 @@ func countingSortByFree(hs []cluster.HostID, st *cluster.State) []cluster.HostID
 		count[k]++
 	}
 	return out
+}
+
+// hostsOpen reports whether every host of a is open: a reservation on a
+// host closed or lost since it was made is re-planned.
+func (d *dispatcher) hostsOpen(a *cluster.JobAlloc) bool {
+	for _, h := range a.Hosts {
+		if d.s.Cluster.Hosts[h.Host].Status != cluster.HostOK {
+			return false
+		}
+	}
+	return true
 }
 
 // busyFirst orders queue q's hosts for a reservation in the future: the

@@ -532,6 +532,24 @@ func (r *Runner) rollback() {
 	r.counters = r.counters[:0]
 }
 
+// SetHostStatus changes host h's status as this runner sees it (the
+// owner of the cycle keeps the cluster's own Status in step) and forgets
+// what depended on which hosts are open.
+func (r *Runner) SetHostStatus(h cluster.HostID, st cluster.HostStatus) {
+	reason := framework.None
+	switch st {
+	case cluster.HostClosed:
+		reason = framework.HostClosed
+	case cluster.HostUnavail:
+		reason = framework.HostUnavail
+	}
+	r.hostState[h] = reason
+	r.allOpen = !slices.ContainsFunc(r.hostState, func(x framework.Reason) bool { return x != framework.None })
+	clear(r.idleFit)
+	clear(r.verdicts)
+	r.BeginCycle()
+}
+
 // Release gives back everything a finished (or killed) job holds and marks
 // it Done. Resources grow, so the cycle's cursors and unsatisfiable cache
 // are forgotten. Only the owner of the cycle calls it, between cycles.

@@ -55,6 +55,34 @@ type Scheduler struct {
 	running []*framework.Job
 	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
+
+	preparers []framework.Preparer      // the runner's, for charging restored jobs
+	compiled  map[reqKey]*framework.Job // a job per compiled request, shared by equal ones
+}
+
+// reqKey names a compiled request: jobs with the same requirement and task
+// count share one.
+type reqKey struct {
+	canonical string
+	min, max  int
+}
+
+// newJob returns the scheduler's record of spec, with its request compiled
+// (or shared with an earlier job's equal one).
+func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
+	job := &framework.Job{Spec: spec}
+	if spec.Req == nil {
+		job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
+		return job
+	}
+	key := reqKey{spec.Req.String(), spec.TasksMin, spec.TasksMax}
+	if prev, ok := s.compiled[key]; ok {
+		job.Req, job.ReqErr = prev.Req, prev.ReqErr
+	} else {
+		job.Req, job.ReqErr = framework.Compile(spec.Req, s.Cluster, spec.TasksMin, spec.TasksMax)
+		s.compiled[key] = job
+	}
+	return job
 }
 
 // Options configures a Scheduler.
@@ -135,25 +163,11 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	}
 	s.runner = NewRunner(s.State, s.Committer, preparers...)
 	s.runner.NoUnsatCache = opts.NoUnsatCache
-	type reqKey struct {
-		canonical string
-		min, max  int
-	}
-	compiled := map[reqKey]*framework.Job{}
+	s.preparers = preparers
+	s.compiled = map[reqKey]*framework.Job{}
 	for i := range c.Jobs {
 		spec := &c.Jobs[i]
-		job := &framework.Job{Spec: spec}
-		if spec.Req == nil {
-			job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
-		} else {
-			key := reqKey{spec.Req.String(), spec.TasksMin, spec.TasksMax}
-			if prev, ok := compiled[key]; ok {
-				job.Req, job.ReqErr = prev.Req, prev.ReqErr
-			} else {
-				job.Req, job.ReqErr = framework.Compile(spec.Req, c, spec.TasksMin, spec.TasksMax)
-				compiled[key] = job
-			}
-		}
+		job := s.newJob(spec)
 		if len(spec.RunningOn) > 0 {
 			job.Alloc = c.RunningAlloc(spec)
 			if err := s.State.Fits(job.Alloc); err != nil {
