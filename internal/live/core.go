@@ -1,0 +1,286 @@
+// Package live is the live scheduler's core: the folded state of the event
+// log (package state) and the runtime.Scheduler kept in step with it, with
+// no I/O. The server (a later package) owns one Core in one goroutine:
+//
+//   - an event from outside (a submit, a kill, an agent's report, a host
+//     change) is checked with Check, appended to the log durably, then
+//     applied with Apply, which changes the state and the scheduler;
+//   - a scheduling cycle is run with Cycle, which returns its decisions as
+//     one CycleDecided event; once that is durable, Commit folds it into
+//     the state (the scheduler made the decisions already). If the append
+//     fails the server stops: the scheduler is then ahead of the log, and
+//     a restart rebuilds both from the log (New).
+//
+// Times: events carry Unix nanoseconds; the scheduler counts whole seconds
+// (Unix time), as the simulator does.
+package live
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/runtime"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/resreq"
+)
+
+// Core is the state and the scheduler of one live cluster.
+type Core struct {
+	Cluster *cluster.Cluster
+	State   *state.State
+	Sched   *runtime.Scheduler
+	jobs    map[event.JobID]*framework.Job // the scheduler's record of each unfinished job
+}
+
+// New builds the core of cluster c (a configuration: hosts, shared
+// resources, queues, limits; its jobs are ignored) from st, the fold of
+// the log so far: pending jobs are submitted again, running ones restored
+// with exactly what their placement holds, and every host takes the
+// status the log gives it (unavail until its agent registered). reg
+// supplies the plugins. Kept reservations are not restored: a restart
+// plans them afresh. It fails when the log holds a job the configuration
+// cannot take (a queue, host or resource it no longer has).
+func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, error) {
+	cfg := *c
+	cfg.Jobs = nil
+	cfg.Hosts = slices.Clone(c.Hosts) // their statuses are the core's
+	sched, err := runtime.New(&cfg, runtime.Options{Registry: reg})
+	if err != nil {
+		return nil, err
+	}
+	k := &Core{Cluster: &cfg, State: st, Sched: sched, jobs: map[event.JobID]*framework.Job{}}
+	for h := range cfg.Hosts {
+		k.setHost(cfg.Hosts[h].Name)
+	}
+	for _, j := range st.Jobs {
+		switch j.State {
+		case state.Pend:
+			spec, err := k.spec(&j.Submit, j.SubmitTime)
+			if err != nil {
+				return nil, err
+			}
+			if k.jobs[j.Job], err = sched.Submit(spec); err != nil {
+				return nil, err
+			}
+		case state.Run:
+			spec, err := k.spec(&j.Submit, j.SubmitTime)
+			if err != nil {
+				return nil, err
+			}
+			alloc, err := k.alloc(j.Job, j.Hosts, j.Shared)
+			if err != nil {
+				return nil, err
+			}
+			if k.jobs[j.Job], err = sched.Restore(spec, alloc, seconds(j.StartTime)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return k, nil
+}
+
+func seconds(ns int64) int64 { return ns / 1_000_000_000 }
+
+// spec turns a submitted request into the scheduler's job; submitAt in
+// Unix nanoseconds.
+func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
+	q, ok := k.Cluster.QueueByName(sub.Queue)
+	if !ok {
+		return nil, fmt.Errorf("job %d: queue %q does not exist", sub.Job, sub.Queue)
+	}
+	req, err := resreq.Parse(sub.ResReq)
+	if err != nil {
+		return nil, fmt.Errorf("job %d: resource requirement: %w", sub.Job, err)
+	}
+	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
+		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: sub.Estimate}, nil
+}
+
+// alloc turns a placement into the scheduler's allocation.
+func (k *Core) alloc(id event.JobID, hosts []event.HostAlloc, shared map[string]float64) (*cluster.JobAlloc, error) {
+	c := k.Cluster
+	a := &cluster.JobAlloc{}
+	for _, ha := range hosts {
+		h, ok := c.HostByName(ha.Host)
+		if !ok {
+			return nil, fmt.Errorf("job %d runs on host %q, which the configuration no longer has", id, ha.Host)
+		}
+		x := cluster.HostAlloc{Host: h, Slots: ha.Slots}
+		for _, name := range slices.Sorted(maps.Keys(ha.Res)) {
+			r, ok := c.ResourceByName(name)
+			if !ok {
+				return nil, fmt.Errorf("job %d holds %s, which the configuration no longer has", id, name)
+			}
+			x.Res = append(x.Res, cluster.ResAmount{Res: r, Amount: ha.Res[name]})
+		}
+		a.Hosts = append(a.Hosts, x)
+	}
+	for _, name := range slices.Sorted(maps.Keys(shared)) {
+		sh, ok := c.SharedByName(name)
+		if !ok {
+			return nil, fmt.Errorf("job %d holds shared resource %s, which the configuration no longer has", id, name)
+		}
+		a.Shared = append(a.Shared, cluster.SharedAmount{Shared: sh, Amount: shared[name]})
+	}
+	return a, nil
+}
+
+// placement turns the scheduler's allocation into a placement's hosts and
+// shared amounts.
+func (k *Core) placement(a *cluster.JobAlloc) ([]event.HostAlloc, map[string]float64) {
+	c := k.Cluster
+	hosts := make([]event.HostAlloc, 0, len(a.Hosts))
+	for _, h := range a.Hosts {
+		x := event.HostAlloc{Host: c.Hosts[h.Host].Name, Slots: h.Slots}
+		for _, r := range h.Res {
+			if x.Res == nil {
+				x.Res = map[string]float64{}
+			}
+			x.Res[c.Resources[r.Res]] += r.Amount
+		}
+		hosts = append(hosts, x)
+	}
+	var shared map[string]float64
+	for _, s := range a.Shared {
+		if shared == nil {
+			shared = map[string]float64{}
+		}
+		shared[c.Shared[s.Shared].Name] += s.Amount
+	}
+	return hosts, shared
+}
+
+// setHost gives host name the status the state says: unavail until its
+// agent registered, closed while an administrator has it closed.
+func (k *Core) setHost(name string) {
+	h, ok := k.Cluster.HostByName(name)
+	if !ok {
+		return // a host the configuration does not name takes no job
+	}
+	st := cluster.HostUnavail
+	if sh := k.State.Host(name); sh != nil && sh.Up {
+		st = cluster.HostOK
+		if sh.Closed {
+			st = cluster.HostClosed
+		}
+	}
+	k.Sched.SetHostStatus(h, st)
+}
+
+// Check returns why e cannot be applied, or nil: the state's checks
+// (state.Check), and for a submit that its queue exists and its resource
+// requirement parses and compiles against the configuration (a request
+// LSF's bsub would refuse), with its task count.
+func (k *Core) Check(e event.Event) error {
+	if err := k.State.Check(e); err != nil {
+		return err
+	}
+	if e.Type == event.JobSubmitted {
+		spec, err := k.spec(e.Submit, e.At)
+		if err != nil {
+			return err
+		}
+		if _, err := framework.Compile(spec.Req, k.Cluster, spec.TasksMin, spec.TasksMax); err != nil {
+			return fmt.Errorf("job %d: resource requirement: %w", spec.ID, err)
+		}
+	}
+	if e.Type == event.CycleDecided {
+		return fmt.Errorf("event %d: a cycle's decisions are made by Cycle and folded by Commit", e.Index)
+	}
+	return nil
+}
+
+// Apply folds e (an event from outside the scheduler, appended durably)
+// into the state and the scheduler: a submit adds a pending job; a kill of
+// a pending job cancels it (a running one is killed by its agent, which
+// reports the finish); a finish releases what the job held, or puts a
+// requeued job back to pending; a host event changes the host's status.
+// On error nothing changed.
+func (k *Core) Apply(e event.Event) error {
+	if err := k.Check(e); err != nil {
+		return err
+	}
+	var spec *cluster.Job
+	if e.Type == event.JobSubmitted {
+		var err error
+		if spec, err = k.spec(e.Submit, e.At); err != nil {
+			return err
+		}
+	}
+	if err := k.State.Apply(e); err != nil {
+		return err
+	}
+	now := seconds(e.At)
+	switch e.Type {
+	case event.JobSubmitted:
+		j, err := k.Sched.Submit(spec)
+		if err != nil {
+			return fmt.Errorf("the state took job %d, the scheduler did not: %w", spec.ID, err)
+		}
+		k.jobs[event.JobID(spec.ID)] = j
+	case event.JobKilled:
+		if j := k.jobs[e.Killed.Job]; j != nil && j.State == framework.Pending {
+			if err := k.Sched.Cancel(j, now); err != nil {
+				return err
+			}
+			delete(k.jobs, e.Killed.Job)
+		}
+	case event.JobFinished:
+		j := k.jobs[e.Finished.Job]
+		if j == nil {
+			return fmt.Errorf("job %d: the state runs it, the scheduler does not know it", e.Finished.Job)
+		}
+		if e.Finished.Requeued {
+			k.Sched.Requeue(j, now)
+			break
+		}
+		k.Sched.Finish(j, now)
+		delete(k.jobs, e.Finished.Job)
+	case event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened:
+		k.setHost(e.Host.Name)
+	}
+	return nil
+}
+
+// Cycle runs one scheduling cycle at now (Unix nanoseconds) and returns
+// its decisions as a CycleDecided event (Index 0: the store assigns it):
+// the jobs started, each with its attempt and exactly what it holds, every
+// job left pending with its main reason, and the reservations. The state
+// takes the event by Commit once it is durable.
+func (k *Core) Cycle(ctx context.Context, now int64) (event.Event, error) {
+	considered, err := k.Sched.Cycle(ctx, seconds(now))
+	if err != nil {
+		return event.Event{}, err
+	}
+	c := &event.Cycle{Number: k.State.Cycles + 1, Now: seconds(now)}
+	for _, j := range considered {
+		id := event.JobID(j.Spec.ID)
+		switch {
+		case j.State == framework.Running:
+			hosts, shared := k.placement(j.Alloc)
+			c.Started = append(c.Started, event.Placement{Job: id, Attempt: k.State.Job(id).Attempt + 1, Hosts: hosts, Shared: shared})
+		case j.State == framework.Pending:
+			c.Pending = append(c.Pending, event.Pending{Job: id, Reason: j.Reasons.Main.String(),
+				Detail: k.Sched.ReasonDetail(j.Reasons.Main, j.Reasons.Detail)})
+			if r := j.Reserved; r != nil {
+				hosts, _ := k.placement(r.Alloc)
+				c.Reserved = append(c.Reserved, event.Reservation{Job: id, Start: r.Start, Hosts: hosts})
+			}
+		}
+	}
+	return event.Event{At: now, Type: event.CycleDecided, Cycle: c}, nil
+}
+
+// Commit folds a cycle's decisions, made by Cycle and now durable, into
+// the state.
+func (k *Core) Commit(e event.Event) error {
+	if e.Type != event.CycleDecided {
+		return fmt.Errorf("event %d: Commit takes a cycle's decisions, not %s", e.Index, e.Type)
+	}
+	return k.State.Apply(e)
+}

@@ -1,0 +1,150 @@
+package live
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/state"
+)
+
+const config = `
+hosts:
+  - {name: h1, slots: 4, resources: {mem: 1000}}
+  - {name: h2, slots: 4, resources: {mem: 1000}}
+shared: {lic: 2}
+queues:
+  - {name: normal, policy: firstfit}
+`
+
+// harness drives a Core as the server would: every event checked, given
+// the next index, then applied; cycles committed.
+type harness struct {
+	t *testing.T
+	k *Core
+}
+
+func (h *harness) apply(e event.Event) {
+	h.t.Helper()
+	e.Index = h.k.State.Index + 1
+	if err := h.k.Apply(e); err != nil {
+		h.t.Fatalf("%s: %v", e.Type, err)
+	}
+}
+
+func (h *harness) cycle(sec int64) *event.Cycle {
+	h.t.Helper()
+	e, err := h.k.Cycle(context.Background(), sec*1e9)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	e.Index = h.k.State.Index + 1
+	if err := h.k.Commit(e); err != nil {
+		h.t.Fatal(err)
+	}
+	return e.Cycle
+}
+
+func sub(id event.JobID, tasks int, rr string) *event.Submit {
+	return &event.Submit{Job: id, User: "alice", Queue: "normal", TasksMin: tasks, TasksMax: tasks, ResReq: rr, Command: []string{"true"}, Cwd: "/"}
+}
+
+func newCore(t *testing.T, st *state.State) *Core {
+	t.Helper()
+	c, err := cluster.Parse("config.yaml", []byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(c, st, plugins.NewInTreeRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestCoreLife, worked by hand on hosts h1 and h2 (4 slots, 1,000 MB
+// each) and a license of 2, firstfit:
+//   - only h1's agent registered; job 1 (2 tasks, 100 MB per task, one
+//     license) starts on h1×2 holding 200 MB and the license; job 2 (4
+//     tasks on one host) pends: h1 has 2 slots left and h2 is unavail;
+//   - the server restarts (a new Core from the state's snapshot): job 1
+//     still holds what it held, so job 3 (two licenses) pends with
+//     SharedResource; h2 registers and job 2 starts on h2×4;
+//   - job 1 finishes: job 3 starts on h1×1 with both licenses;
+//   - job 4 (8 tasks) pends, is killed, and is gone from the scheduler.
+func TestCoreLife(t *testing.T) {
+	h := &harness{t: t, k: newCore(t, state.New())}
+	h.apply(event.Event{Type: event.HostRegistered, Host: &event.Host{Name: "h1"}})
+	h.apply(event.Event{At: 1e9, Type: event.JobSubmitted, Submit: sub(1, 2, "rusage[mem=100:lic=1]")})
+	h.apply(event.Event{At: 2e9, Type: event.JobSubmitted, Submit: sub(2, 4, "span[hosts=1]")})
+	c := h.cycle(10)
+	want := &event.Cycle{Number: 1, Now: 10,
+		Started: []event.Placement{{Job: 1, Attempt: 1, Hosts: []event.HostAlloc{{Host: "h1", Slots: 2, Res: map[string]float64{"mem": 200}}}, Shared: map[string]float64{"lic": 1}}},
+		Pending: []event.Pending{{Job: 2, Reason: "NotEnoughSlots"}}}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("cycle 1:\n got %+v\nwant %+v", c, want)
+	}
+
+	snap, err := h.k.State.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Unmarshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = &harness{t: t, k: newCore(t, st)}
+	h.apply(event.Event{At: 11e9, Type: event.JobSubmitted, Submit: sub(3, 1, "rusage[lic=2]")})
+	h.apply(event.Event{At: 12e9, Type: event.HostRegistered, Host: &event.Host{Name: "h2"}})
+	c = h.cycle(12)
+	want = &event.Cycle{Number: 2, Now: 12,
+		Started: []event.Placement{{Job: 2, Attempt: 1, Hosts: []event.HostAlloc{{Host: "h2", Slots: 4}}}},
+		Pending: []event.Pending{{Job: 3, Reason: "SharedResource", Detail: "lic"}}}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("cycle 2 (after the restart):\n got %+v\nwant %+v", c, want)
+	}
+
+	h.apply(event.Event{At: 13e9, Type: event.JobFinished, Finished: &event.Finished{Job: 1, Attempt: 1}})
+	h.apply(event.Event{At: 13e9, Type: event.JobSubmitted, Submit: sub(4, 8, "")})
+	c = h.cycle(13)
+	want = &event.Cycle{Number: 3, Now: 13,
+		Started: []event.Placement{{Job: 3, Attempt: 1, Hosts: []event.HostAlloc{{Host: "h1", Slots: 1}}, Shared: map[string]float64{"lic": 2}}},
+		Pending: []event.Pending{{Job: 4, Reason: "NotEnoughSlots"}}}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("cycle 3:\n got %+v\nwant %+v", c, want)
+	}
+	h.apply(event.Event{At: 14e9, Type: event.JobKilled, Killed: &event.Killed{Job: 4, By: "alice"}})
+	if c := h.cycle(14); len(c.Pending)+len(c.Started) != 0 {
+		t.Errorf("cycle 4 considered %+v, want nothing", c)
+	}
+	if j := h.k.State.Job(4); j.State != state.Exit || j.EndReason != "killed" {
+		t.Errorf("job 4: %s %q", j.State, j.EndReason)
+	}
+	if got := h.k.Cluster.Hosts[0].Status; got != cluster.HostOK {
+		t.Errorf("h1 %v", got)
+	}
+}
+
+// TestCoreRefuses: a submit to an unknown queue, with a malformed or
+// unknown resource requirement, and a cycle event from outside are
+// refused, and nothing changes.
+func TestCoreRefuses(t *testing.T) {
+	k := newCore(t, state.New())
+	for name, e := range map[string]event.Event{
+		"unknown queue":     {Index: 1, Type: event.JobSubmitted, Submit: &event.Submit{Job: 1, Queue: "nope", TasksMin: 1, TasksMax: 1}},
+		"malformed resreq":  {Index: 1, Type: event.JobSubmitted, Submit: sub(1, 1, "select[")},
+		"unknown attribute": {Index: 1, Type: event.JobSubmitted, Submit: sub(1, 1, "select[gpus > 1]")},
+		"unknown resource":  {Index: 1, Type: event.JobSubmitted, Submit: sub(1, 1, "rusage[gpu=1]")},
+		"a cycle":           {Index: 1, Type: event.CycleDecided, Cycle: &event.Cycle{Number: 1}},
+	} {
+		if err := k.Apply(e); err == nil {
+			t.Errorf("%s: applied", name)
+		}
+	}
+	if k.State.Index != 0 || len(k.Sched.Jobs) != 0 {
+		t.Errorf("state index %d, %d jobs", k.State.Index, len(k.Sched.Jobs))
+	}
+}
