@@ -164,7 +164,18 @@ func (l *loader) yamlError(err error) error {
 
 // load builds the Cluster from the document body.
 func (l *loader) load(root ast.Node) (*Cluster, error) {
-	top, err := l.fields(root, "", []string{"hosts", "shared", "queues", "limits", "jobs"})
+	keys := []string{"hosts", "shared", "queues", "limits", "jobs"}
+	if l.config {
+		keys = configKeys
+		if es, _, err := l.mapping(root, ""); err == nil {
+			for _, e := range es {
+				if e.key == "jobs" {
+					return nil, l.errAt(e.kn, "jobs", "a cluster's configuration holds no jobs: submit them (xce submit)")
+				}
+			}
+		}
+	}
+	top, err := l.fields(root, "", keys)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +193,11 @@ func (l *loader) load(root ast.Node) (*Cluster, error) {
 	if err := l.loadLimits(top); err != nil {
 		return nil, err
 	}
-	if err := l.loadJobs(top); err != nil {
+	if l.config {
+		if err := l.loadServer(top); err != nil {
+			return nil, err
+		}
+	} else if err := l.loadJobs(top); err != nil {
 		return nil, err
 	}
 	if err := c.Init(); err != nil {

@@ -29,6 +29,11 @@ type loader struct {
 	sharedIDs map[string]SharedID
 	running   map[int]ast.Node // job index -> its running_on node
 
+	// config: a live cluster's configuration (ParseConfig) is read, with
+	// its server section (into server) and without jobs.
+	config bool
+	server *Server
+
 	// work counts the mapping entries and list items read; aliases and
 	// merge keys may repeat a node, so it is capped (budget) against
 	// "billion laughs" inputs.
