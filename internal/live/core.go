@@ -181,16 +181,55 @@ func (k *Core) Check(e event.Event) error {
 		return err
 	}
 	if e.Type == event.JobSubmitted {
-		spec, err := k.spec(e.Submit, e.At)
-		if err != nil {
+		if err := k.checkSubmit(e.Submit, e.At); err != nil {
 			return err
-		}
-		if _, err := framework.Compile(spec.Req, k.Cluster, spec.TasksMin, spec.TasksMax); err != nil {
-			return fmt.Errorf("job %d: resource requirement: %w", spec.ID, err)
 		}
 	}
 	if e.Type == event.CycleDecided {
 		return fmt.Errorf("event %d: a cycle's decisions are made by Cycle and folded by Commit", e.Index)
+	}
+	return nil
+}
+
+// Precheck validates the events of one request that must be taken all or
+// none (a pack of submits), before any is applied: each must be a submit,
+// their job IDs must follow on from the next one, and each must pass the
+// checks of a submit that do not depend on the others (task count, queue,
+// resource requirement). A request of one event needs none: Apply checks
+// it.
+func (k *Core) Precheck(events []event.Event) error {
+	if len(events) < 2 {
+		return nil
+	}
+	next := k.State.NextJob()
+	for i, e := range events {
+		if e.Type != event.JobSubmitted || e.Submit == nil {
+			return fmt.Errorf("request event %d: only submits are taken together, not %s", i+1, e.Type)
+		}
+		sub := e.Submit
+		if sub.Job != next+int64(i) {
+			return fmt.Errorf("request event %d: job %d, the next job is %d", i+1, sub.Job, next+int64(i))
+		}
+		if sub.TasksMin < 1 || sub.TasksMax < sub.TasksMin {
+			return fmt.Errorf("job %d: bad task count %d,%d", sub.Job, sub.TasksMin, sub.TasksMax)
+		}
+		if err := k.checkSubmit(sub, e.At); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSubmit checks what a submit needs of the configuration: its queue
+// exists, and its resource requirement parses and compiles against the
+// cluster with its task count.
+func (k *Core) checkSubmit(sub *event.Submit, at int64) error {
+	spec, err := k.spec(sub, at)
+	if err != nil {
+		return err
+	}
+	if _, err := framework.Compile(spec.Req, k.Cluster, spec.TasksMin, spec.TasksMax); err != nil {
+		return fmt.Errorf("job %d: resource requirement: %w", spec.ID, err)
 	}
 	return nil
 }

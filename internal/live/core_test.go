@@ -148,3 +148,25 @@ func TestCoreRefuses(t *testing.T) {
 		t.Errorf("state index %d, %d jobs", k.State.Index, len(k.Sched.Jobs))
 	}
 }
+
+// TestPrecheck: the submits of one request are taken all or none: a bad
+// one anywhere refuses them all before any is applied, as do IDs that do
+// not follow on and an event that is not a submit.
+func TestPrecheck(t *testing.T) {
+	k := newCore(t, state.New())
+	ev := func(s *event.Submit) event.Event { return event.Event{Type: event.JobSubmitted, Submit: s} }
+	if err := k.Precheck([]event.Event{ev(sub(1, 1, "")), ev(sub(2, 2, "span[hosts=1]")), ev(sub(3, 1, ""))}); err != nil {
+		t.Errorf("a good pack: %v", err)
+	}
+	for name, evs := range map[string][]event.Event{
+		"bad resreq last":  {ev(sub(1, 1, "")), ev(sub(2, 1, "")), ev(sub(3, 1, "rusage[gpu=1]"))},
+		"IDs skip":         {ev(sub(1, 1, "")), ev(sub(3, 1, ""))},
+		"IDs not the next": {ev(sub(2, 1, "")), ev(sub(3, 1, ""))},
+		"bad task count":   {ev(sub(1, 1, "")), ev(sub(2, 0, ""))},
+		"not a submit":     {ev(sub(1, 1, "")), {Type: event.JobKilled, Killed: &event.Killed{Job: 1}}},
+	} {
+		if err := k.Precheck(evs); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+// Package server is the live scheduler's server: one goroutine (the Loop)
+// owns the core (the folded state and the runtime.Scheduler) and the only
+// writer of the event log; API handlers and agents send it requests.
+//
+// Durable before visible (docs/daemon.md): the loop takes the requests that
+// are waiting, checks and applies each in order, appends their events to
+// the log in one call (one fsync for the whole batch: group commit), and
+// only then answers the callers, lets readers see the new state and tells
+// agents to start or kill anything. A cycle's decisions are one event,
+// appended before any agent hears of them. If an append fails the loop
+// stops with the error: the state in memory is then ahead of the log, and a
+// restart rebuilds it from the log.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/state"
+)
+
+// Log is where the loop appends events: the store (internal/store). Append
+// returns once the events are durable, with the indexes they got.
+type Log interface {
+	Append(ctx context.Context, events ...event.Event) ([]uint64, error)
+}
+
+// Dispatch is told what the agents must do once it is durable: start the
+// placements of a cycle (with each job's request), kill jobs.
+type Dispatch interface {
+	Start(p event.Placement, sub *event.Submit)
+	Kill(job event.JobID, attempt int, host string)
+}
+
+// ErrStopped is returned to requests the loop did not take because it
+// stopped (shut down, or its log failed).
+var ErrStopped = errors.New("the server is stopping")
+
+// Loop serializes every change of one live cluster.
+type Loop struct {
+	core     *live.Core
+	log      Log
+	dispatch Dispatch
+	interval time.Duration // the least time between cycles
+	now      func() int64  // Unix nanoseconds
+
+	reqs chan *request
+	// mu guards core: the loop holds it to write from the first change
+	// of a batch until the batch is durable; readers (View) share it.
+	mu sync.RWMutex
+}
+
+// request is one change asked of the loop: make builds its events from
+// the state as it is when the loop takes it (a submit's job ID, for
+// instance), or fails (the request is refused, nothing stored).
+type request struct {
+	make  func(st *state.State, now int64) ([]event.Event, error)
+	reply chan reply
+}
+
+type reply struct {
+	events []event.Event // as applied, with their indexes
+	err    error
+}
+
+// NewLoop returns a loop over core, appending to log, telling dispatch
+// what to do, with at least interval between two cycles and now as its
+// clock (Unix nanoseconds).
+func NewLoop(core *live.Core, log Log, dispatch Dispatch, interval time.Duration, now func() int64) *Loop {
+	return &Loop{core: core, log: log, dispatch: dispatch, interval: interval, now: now, reqs: make(chan *request, 1024)}
+}
+
+// Do asks the loop for a change: make builds its events from the current
+// state (an error refuses it and nothing is stored). Do returns the
+// events once they are durable and applied, with their indexes; or the
+// error that refused them; or ErrStopped; or ctx's error if ctx ends
+// before the loop took the request (after that, the answer is awaited:
+// the change may already be durable).
+func (l *Loop) Do(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error) {
+	r := &request{make: make, reply: make1()}
+	select {
+	case l.reqs <- r:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	rep := <-r.reply
+	return rep.events, rep.err
+}
+
+func make1() chan reply { return make(chan reply, 1) }
+
+// View runs fn on the state and core as they are between batches: fn
+// sees only durable changes, and must not keep or modify what it reads.
+func (l *Loop) View(fn func(k *live.Core)) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	fn(l.core)
+}
+
+// Run serves requests and runs cycles until ctx ends (it returns nil) or
+// the log fails (it returns the error). Requests still waiting get
+// ErrStopped.
+func (l *Loop) Run(ctx context.Context) error {
+	defer l.drain()
+	var last int64   // the last cycle's time
+	dirty := true    // something changed since the last cycle
+	const idle = 1e9 // a cycle at least this often (ns): reservations come due, estimates pass
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-l.reqs:
+			batch := []*request{r}
+			for len(batch) < cap(l.reqs) {
+				select {
+				case r := <-l.reqs:
+					batch = append(batch, r)
+					continue
+				default:
+				}
+				break
+			}
+			changed, err := l.serve(ctx, batch)
+			if err != nil {
+				return err
+			}
+			dirty = dirty || changed
+		case <-timer.C:
+		}
+		now := l.now()
+		wait := time.Duration(last + int64(l.interval) - now)
+		if !dirty {
+			wait = time.Duration(last + idle - now)
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+			continue
+		}
+		if err := l.cycle(ctx, now); err != nil {
+			return err
+		}
+		last, dirty = now, false
+		timer.Reset(time.Duration(idle))
+	}
+}
+
+// serve builds, checks and applies the events of a batch of requests in
+// order, appends them in one call, then answers. A request whose events
+// are refused is answered with the error and takes no part.
+func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := l.core
+	now := l.now()
+	var all []event.Event
+	replies := make([]reply, len(batch))
+	for i, r := range batch {
+		evs, err := r.make(k.State, now)
+		if err == nil {
+			err = k.Precheck(evs)
+		}
+		if err != nil {
+			replies[i].err = err
+			continue
+		}
+		for j := range evs {
+			evs[j].Index, evs[j].At = k.State.Index+1, now
+			if err := k.Apply(evs[j]); err != nil {
+				if j == 0 {
+					replies[i].err = err // refused: nothing of it applied
+					break
+				}
+				// Precheck passed all of them: this is a bug, and what
+				// was applied cannot be taken back.
+				return false, fmt.Errorf("request partly applied: %w", err)
+			}
+		}
+		if replies[i].err == nil {
+			replies[i].events = evs
+			all = append(all, evs...)
+		}
+	}
+	if len(all) > 0 {
+		idx, err := l.log.Append(context.WithoutCancel(ctx), all...)
+		if err != nil {
+			for _, r := range batch {
+				r.reply <- reply{err: ErrStopped}
+			}
+			return false, fmt.Errorf("append to the event log: %w", err)
+		}
+		if len(idx) != len(all) || idx[0] != all[0].Index {
+			return false, fmt.Errorf("the event log gave indexes %v, the state expected %d on", idx, all[0].Index)
+		}
+	}
+	for i, r := range batch {
+		r.reply <- replies[i]
+	}
+	for _, e := range all {
+		if e.Type == event.JobKilled {
+			if j := k.State.Job(e.Killed.Job); j.State == state.Run {
+				l.dispatch.Kill(j.Job, j.Attempt, j.Hosts[0].Host)
+			}
+		}
+	}
+	return len(all) > 0, nil
+}
+
+// cycle runs a scheduling cycle, makes its decisions durable, then tells
+// the agents to start what it placed.
+func (l *Loop) cycle(ctx context.Context, now int64) error {
+	l.mu.Lock()
+	k := l.core
+	e, err := k.Cycle(ctx, now)
+	if err == nil {
+		var idx []uint64
+		e.Index = k.State.Index + 1
+		if idx, err = l.log.Append(context.WithoutCancel(ctx), e); err == nil {
+			if idx[0] != e.Index {
+				err = fmt.Errorf("the event log gave index %d, the state expected %d", idx[0], e.Index)
+			} else {
+				err = k.Commit(e)
+			}
+		}
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("cycle: %w", err)
+	}
+	for _, p := range e.Cycle.Started {
+		l.dispatch.Start(p, &k.State.Job(p.Job).Submit)
+	}
+	return nil
+}
+
+// drain answers the requests still waiting with ErrStopped.
+func (l *Loop) drain() {
+	for {
+		select {
+		case r := <-l.reqs:
+			r.reply <- reply{err: ErrStopped}
+		default:
+			return
+		}
+	}
+}
