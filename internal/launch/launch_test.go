@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xce-sched/xce/internal/event"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -102,6 +105,19 @@ func TestMCPUHosts(t *testing.T) {
 		if got := mcpuHosts(c.hosts); got != c.want {
 			t.Errorf("mcpuHosts(%q) = %q, want %q", c.hosts, got, c.want)
 		}
+	}
+}
+
+func TestFromEvents(t *testing.T) {
+	sub := &event.Submit{Job: 7, User: "alice", UID: 1000, GID: 100, Name: "n", Queue: "q",
+		Command: []string{"a.out"}, Cwd: "/home/alice", Env: []string{"X=1"}, Stdout: "o.%J", Stderr: "e.%J"}
+	pl := &event.Placement{Job: 7, Attempt: 2, Hosts: []event.HostAlloc{{Host: "h1", Slots: 2}, {Host: "h2", Slots: 1}}}
+	got := FromEvents(sub, pl)
+	want := Spec{Job: 7, Attempt: 2, Name: "n", Queue: "q", Command: []string{"a.out"}, Cwd: "/home/alice",
+		Env: []string{"X=1"}, Stdout: "o.%J", Stderr: "e.%J", Hosts: []string{"h1", "h1", "h2"},
+		User: "alice", UID: 1000, GID: 100}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("FromEvents:\n got %+v\nwant %+v", got, want)
 	}
 }
 
