@@ -35,7 +35,8 @@ type output struct {
 // directory on the path, every symbolic link's target and the file itself
 // as it would for the user, and a new file belongs to the user. That
 // thread is never given back to the Go scheduler: it ends when its
-// goroutine does (runtime.LockOSThread), and the runtime does not clone new
+// goroutine does (runtime.LockOSThread; were it the main thread, the
+// runtime parks it for good instead), and the runtime does not clone new
 // threads from a locked one. The caller closes the files.
 func openOutputs(id identity, outs []output) ([]*os.File, error) {
 	if !id.set {

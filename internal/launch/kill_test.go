@@ -23,12 +23,12 @@ wait
 	gc := record(t, readPID(t, filepath.Join(dir, "gc.pid"), startTimeout))
 	t.Cleanup(gc.kill)
 
-	const grace = 2 * time.Second
+	const grace = 3 * time.Second
 	killed := time.Now()
 	if err := p.Kill(grace); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
-	time.Sleep(grace / 4)
+	time.Sleep(grace / 6)
 	if !alive(gc.pid) {
 		t.Fatalf("grandchild %d died before SIGKILL: it ignores SIGINT and SIGTERM", gc.pid)
 	}

@@ -70,9 +70,10 @@ type Process struct {
 // ctx bounds the start only: once the process runs, the job is
 // independent of ctx and ends by itself or by Kill. Errors wrap
 // ErrInvalid, ErrRoot, ErrIdentity, ErrOutput, ctx.Err(), or the failure
-// to set up or exec the job (a working directory the user cannot enter is
-// an fs.ErrNotExist or fs.ErrPermission); after an error no process runs
-// and no work directory is left. The process's stdin is /dev/null.
+// to set up or exec the job (a working directory that is missing or that
+// the user cannot enter wraps fs.ErrNotExist or fs.ErrPermission); after
+// an error no process runs and no work directory is left. The process's
+// stdin is /dev/null.
 func Start(ctx context.Context, spec Spec) (*Process, error) {
 	p, err := start(ctx, &spec, os.Geteuid(), os.Getegid(), osUserDB)
 	if err != nil {
@@ -226,7 +227,7 @@ func (p *Process) watch(exited chan<- error) {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		exited <- err
