@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -103,14 +104,19 @@ func TestLeftoversKilled(t *testing.T) {
 	s := testSpec(dir)
 	s.Script = `sleep 300 &
 echo $! > bg.pid
+while [ ! -e go ]; do sleep 0.05; done
 `
 	p := startT(t, s)
+	bg := record(t, readPID(t, filepath.Join(dir, "bg.pid"), startTimeout))
+	t.Cleanup(bg.kill) // should the launcher leave it running
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := waitT(t, p, jobTimeout)
-	bg := readPID(t, filepath.Join(dir, "bg.pid"), startTimeout)
-	if r.ExitCode != 0 || r.Killed {
+	if r.ExitCode != 0 || r.Killed || r.Err != nil {
 		t.Errorf("result %+v", r)
 	}
-	gone(t, bg, time.Now().Add(margin))
+	gone(t, bg.pid, time.Now().Add(margin))
 }
 
 // waitOutput waits for path to hold want.
