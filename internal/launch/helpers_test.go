@@ -125,18 +125,18 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// readPID waits at most d for path to hold a pid.
+// readPID waits at most d for path to hold a pid (the file may be read
+// while the shell is still writing it).
 func readPID(t *testing.T, path string, d time.Duration) int {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		b, err := os.ReadFile(path)
 		if err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
+			var pid int
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return pid
 			}
-			return pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s not written within %v: %v", path, d, err)

@@ -103,7 +103,7 @@ func TestLeftoversKilled(t *testing.T) {
 	dir := t.TempDir()
 	s := testSpec(dir)
 	s.Script = `sleep 300 &
-echo $! > bg.pid
+echo $! > bg.tmp; mv bg.tmp bg.pid
 while [ ! -e go ]; do sleep 0.05; done
 `
 	p := startT(t, s)
