@@ -89,7 +89,9 @@ func TestCorrupt(t *testing.T) {
 		{"short record", func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketLog)).Put(u64(2), []byte{1, 2}) }, "event 2: corrupt store: record of 2 bytes", 2},
 		{"wrong index", func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketLog)).Put(u64(2), good(7)) }, "event 2: corrupt store: record says index 7", 2},
 		{"gap", func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketLog)).Delete(u64(2)) }, "event 2 is missing", 2},
-		{"short key", func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketLog)).Put([]byte{0, 0, 0, 0, 0, 0, 0, 1, 9}, good(1)) }, "key of 9 bytes", 0},
+		{"9-byte key", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte(bucketLog)).Put([]byte{0, 0, 0, 0, 0, 0, 0, 1, 9}, good(1))
+		}, "key of 9 bytes", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
