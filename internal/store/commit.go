@@ -49,13 +49,11 @@ type result struct {
 // returns ErrFailed. After Close: ErrClosed. When ctx ends before the
 // committer takes the call, its events are withdrawn and ctx's error is
 // returned (wrapped); once taken, Append waits for that commit's outcome
-// and reports it, whatever ctx does. No events: nil, nil.
+// and reports it, whatever ctx does. No events: nil, and the error the
+// call would have had for the store's state.
 func (s *Store) Append(ctx context.Context, events ...event.Event) ([]uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("store %s: append: %w", s.path, err)
-	}
-	if len(events) == 0 {
-		return nil, nil
 	}
 	for i := range events {
 		if err := events[i].Check(); err != nil {
@@ -72,6 +70,9 @@ func (s *Store) Append(ctx context.Context, events ...event.Event) ([]uint64, er
 		err := s.failed
 		s.mu.Unlock()
 		return nil, err
+	case len(events) == 0:
+		s.mu.Unlock()
+		return nil, nil
 	}
 	s.queue = append(s.queue, r)
 	s.mu.Unlock()

@@ -85,7 +85,7 @@ func (s *Store) Read(from uint64, fn func(event.Event) error) error {
 		from = 1
 	}
 	end := s.Last()
-	for from <= end {
+	for first := true; first || from <= end; first = false { // one View at least: a closed store says so
 		var evs []event.Event
 		var bad error
 		err := s.db.View(func(tx *bolt.Tx) error {
