@@ -130,13 +130,32 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-// TestConcurrentAppends: 8 goroutines × 40 calls of 1 to 3 events: every
-// acknowledged event is in the log exactly once, each call's events are
-// contiguous and in order, each goroutine's calls are in its order,
+// TestConcurrentAppends: 8 goroutines × 40 calls of 1 to 3 events, with
+// the default options, a commit window, and batches of at most 2 events:
+// every acknowledged event is in the log exactly once, each call's events
+// are contiguous and in order, each goroutine's calls are in its order,
 // indexes are dense, and concurrent calls shared commits.
 func TestConcurrentAppends(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{
+		{"default", Options{}},
+		{"window", Options{CommitWindow: 200 * time.Microsecond}},
+		// Calls of 2 and 3 events commit alone, 2 of 1 event may share.
+		{"small batches", Options{MaxBatchEvents: 2}},
+	} {
+		t.Run(c.name, func(t *testing.T) { concurrentAppends(t, c.opts) })
+	}
+}
+
+func concurrentAppends(t *testing.T, opts Options) {
+	t.Helper()
 	const writers, calls = 8, 40
-	s := open(t, filepath.Join(t.TempDir(), "log.db"))
+	s, err := Open(filepath.Join(t.TempDir(), "log.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer s.Close()
 	size := func(g, m int) int { return 1 + (g+m)%3 }
 	job := func(g, m, j int) int64 { return int64(g*10000 + m*10 + j) }
@@ -206,10 +225,58 @@ func TestConcurrentAppends(t *testing.T) {
 	if st.Appends != writers*calls || st.Events != uint64(total) {
 		t.Errorf("Stats %+v: want %d appends of %d events", st, writers*calls, total)
 	}
-	if st.Commits >= st.Appends || st.Commits == 0 {
+	if opts.MaxBatchEvents == 0 && (st.Commits >= st.Appends || st.Commits == 0) {
 		t.Errorf("%d commits for %d concurrent appends: no group commit", st.Commits, st.Appends)
 	}
+	if opts.MaxBatchEvents > 0 && (st.MaxCalls > uint64(opts.MaxBatchEvents) || st.Commits > st.Appends) {
+		t.Errorf("Stats %+v: batches over %d events", st, opts.MaxBatchEvents)
+	}
 	t.Logf("%d appends in %d commits (%.2f commits per append, at most %d calls in one)", st.Appends, st.Commits, float64(st.Commits)/float64(st.Appends), st.MaxCalls)
+}
+
+// TestMaxBatchEvents: a batch takes queued calls in order while their
+// events fit MaxBatchEvents; a call larger than it is committed whole, on
+// its own.
+func TestMaxBatchEvents(t *testing.T) {
+	sc := newScript(0, 1)
+	s, err := Open(filepath.Join(t.TempDir(), "log.db"), Options{MaxBatchEvents: 3, beforeCommit: sc.hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := make(chan appended, 7)
+	goAppend(s, ctx, "A", out, submit(1))
+	receive(t, sc.entered, "A's commit")
+	// Queued in this order behind A: batches {B C D} {E} {F} {G}.
+	sizes := []struct {
+		name string
+		n    int
+	}{{"B", 1}, {"C", 1}, {"D", 1}, {"E", 2}, {"F", 5}, {"G", 1}}
+	for q, c := range sizes {
+		evs := make([]event.Event, c.n)
+		for j := range evs {
+			evs[j] = submit(int64(10*q + j))
+		}
+		goAppend(s, ctx, c.name, out, evs...)
+		waitFor(t, c.name+" queued", func() bool { return s.queued() == q+1 })
+	}
+	close(sc.blocks[1])
+	got := map[string][]uint64{}
+	for range 7 {
+		a := receive(t, out, "an append")
+		if a.err != nil {
+			t.Fatalf("%s: %v", a.name, a.err)
+		}
+		got[a.name] = a.indexes
+	}
+	want := map[string][]uint64{"A": {1}, "B": {2}, "C": {3}, "D": {4}, "E": {5, 6}, "F": {7, 8, 9, 10, 11}, "G": {12}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("indexes %v, want %v", got, want)
+	}
+	if st, want := s.Stats(), (Stats{Commits: 5, Appends: 7, Events: 12, MaxCalls: 3}); st != want {
+		t.Errorf("Stats %+v, want %+v", st, want)
+	}
 }
 
 // TestCancel: a call whose ctx ends while it waits in the queue is

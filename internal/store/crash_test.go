@@ -114,7 +114,8 @@ func parseAck(line string) (ack, error) {
 // crashOnce starts a child appending to path, kills it with SIGKILL after
 // it acknowledged its first call and a random delay (or, with early,
 // after a random delay from its start), and returns what it acknowledged.
-func crashOnce(t *testing.T, path string, run int, rng *rand.Rand, early bool) []ack {
+// With probe, an Open while the child runs must fail with ErrLocked.
+func crashOnce(t *testing.T, path string, run int, rng *rand.Rand, early, probe bool) []ack {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -161,6 +162,16 @@ func crashOnce(t *testing.T, path string, run int, rng *rand.Rand, early bool) [
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("child %d acknowledged nothing in 30 s; stderr: %s", pid, stderr.String())
 		}
+		if probe {
+			s, err := Open(path, Options{LockTimeout: 100 * time.Millisecond})
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, ErrLocked) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("Open while child %d has the store: %v, want ErrLocked", pid, err)
+			}
+		}
 		time.Sleep(time.Duration(rng.IntN(30_000)) * time.Microsecond)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -185,6 +196,7 @@ func crashOnce(t *testing.T, path string, run int, rng *rand.Rand, early bool) [
 // reopened log holds every acknowledged call at the indexes it was
 // given, is dense and readable, holds every call's events whole and
 // contiguous (acknowledged or not), and each writer's calls in its order.
+// While the first child runs, a second Open fails with ErrLocked.
 //
 // SIGKILL tests the store's atomicity and recovery after a process
 // crash; the page cache survives it, so it does not test fsync against
@@ -199,7 +211,7 @@ func TestCrashDurability(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.db")
 	total := 0
 	for run := range 12 {
-		acks := crashOnce(t, path, run, rng, run%4 == 3)
+		acks := crashOnce(t, path, run, rng, run%4 == 3, run == 0)
 		total += len(acks)
 		s, err := Open(path, Options{LockTimeout: 10 * time.Second})
 		if err != nil {
