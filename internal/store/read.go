@@ -137,15 +137,12 @@ func (s *Store) Read(from uint64, fn func(event.Event) error) error {
 }
 
 // Event returns the event at index i, as Read would pass it. Errors:
-// ErrNotFound (0, or beyond the log's end), ErrCompacted, ErrCorrupt, or
-// one wrapping event.ErrUnknown.
+// ErrNotFound (0, or beyond Last), ErrCompacted, ErrCorrupt, or one
+// wrapping event.ErrUnknown.
 func (s *Store) Event(i uint64) (event.Event, error) {
 	var e event.Event
+	last := s.Last()
 	err := s.db.View(func(tx *bolt.Tx) error {
-		last, err := s.lastIndex(tx)
-		if err != nil {
-			return err
-		}
 		if i == 0 || i > last {
 			return fmt.Errorf("store %s: event %d: %w (last is %d)", s.path, i, ErrNotFound, last)
 		}
