@@ -104,7 +104,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Stats counts the committer's work since Open.
+// Stats counts the committer's work since Open. The counters are read one
+// by one, not as one atomic snapshot.
 type Stats struct {
 	// Commits is the number of write transactions the committer committed
 	// successfully; each is one bbolt commit, fsynced (bbolt calls
