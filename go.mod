@@ -6,6 +6,7 @@ require (
 	github.com/goccy/go-yaml v1.19.2
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
+	go.etcd.io/bbolt v1.4.3
 	gonum.org/v1/plot v0.17.0
 	pgregory.net/rapid v1.3.0
 )
