@@ -25,7 +25,7 @@ const (
 	MaxRunMinutes = 1_000_000
 	// MaxResReq bounds one -R value and the requirement merged from
 	// several, in bytes.
-	MaxResReq = 64 << 10
+	MaxResReq = 4 << 10
 	// MaxResReqCount bounds the number of -R options of one job.
 	MaxResReqCount = 64
 	// MaxJobName bounds -J, in bytes (LSF's limit for a job name).

@@ -1,7 +1,6 @@
 package submit
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/xce-sched/xce/resreq"
@@ -30,6 +29,9 @@ func mergeResReq(parts []reqPart) (string, *resreq.Requirement, *Error) {
 		return keep[0].w.val, keep[0].req, nil
 	}
 	hasSpan := false
+	// Names seen in the merged order[], rusage[] and same[]: maps, so that
+	// merging stays linear in the -R values' length.
+	orders, usages, sames := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	m := &resreq.Term{}
 	for i := range keep {
 		p := &keep[i]
@@ -45,21 +47,24 @@ func mergeResReq(parts []reqPart) (string, *resreq.Requirement, *Error) {
 			}
 		}
 		for _, k := range t.Order {
-			if slices.ContainsFunc(m.Order, func(x resreq.OrderKey) bool { return x.Name == k.Name }) {
+			if orders[k.Name] {
 				return "", nil, p.w.errAt(-1, "-R", "order key %s is also in an earlier -R", quote(k.Name))
 			}
+			orders[k.Name] = true
 			m.Order = append(m.Order, k)
 		}
 		for _, u := range t.Rusage {
-			if slices.ContainsFunc(m.Rusage, func(x resreq.Rusage) bool { return x.Name == u.Name }) {
+			if usages[u.Name] {
 				return "", nil, p.w.errAt(-1, "-R", "rusage resource %s is also in an earlier -R", quote(u.Name))
 			}
+			usages[u.Name] = true
 			m.Rusage = append(m.Rusage, u)
 		}
 		for _, a := range t.Same {
-			if slices.Contains(m.Same, a) {
+			if sames[a] {
 				return "", nil, p.w.errAt(-1, "-R", "same attribute %s is also in an earlier -R", quote(a))
 			}
+			sames[a] = true
 			m.Same = append(m.Same, a)
 		}
 		if t.Span.Kind != resreq.SpanNone {
