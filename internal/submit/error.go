@@ -59,7 +59,8 @@ const maxMsg = 300
 //
 // Field names the option at fault ("-n", "-R", ...), or "command",
 // "script", "pack" or "#BSUB"; it is empty for a word-splitting error.
-// Msg quotes at most 40 characters of the bad input. Err is the
+// Msg quotes at most 40 characters of the bad input and is at most 300
+// bytes long. Err is the
 // underlying error, if any: a *resreq.Error (whose Col is relative to the
 // -R value; Column is relative to the line) or an I/O error.
 type Error struct {

@@ -8,7 +8,6 @@
 package submit
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -80,7 +79,8 @@ type Input struct {
 	// CallerFlags are flags without a value that the caller handles
 	// itself ("--json", "-h"): accepted anywhere among the options of the
 	// command line (not after "--" or a script path, not in #BSUB or pack
-	// lines) and reported in Submission.Flags.
+	// lines), checked before xce's own options, and reported in
+	// Submission.Flags.
 	CallerFlags []string
 }
 
@@ -188,12 +188,12 @@ func readScript(in Input, ws []word, next int) (*fields, string, string, error) 
 		if in.Stdin == nil {
 			return nil, "", "", &Error{Field: "command", Msg: "no command: give one after \"--\", or a script, or a script on standard input"}
 		}
-		if data, err = readLimited(in.Stdin, MaxRequest); err != nil {
-			e := &Error{File: stdinName, Field: "script", Msg: clipMsg(err.Error()), Err: err}
-			if errors.Is(err, errTooLarge) {
-				e.Msg = fmt.Sprintf("the script is larger than %d bytes", MaxRequest)
-			}
-			return nil, "", "", e
+		var big bool
+		switch data, big, err = readLimited(in.Stdin, MaxRequest); {
+		case err != nil:
+			return nil, "", "", &Error{File: stdinName, Field: "script", Msg: clipMsg(err.Error()), Err: err}
+		case big:
+			return nil, "", "", &Error{File: stdinName, Field: "script", Msg: fmt.Sprintf("the script is larger than %d bytes", MaxRequest)}
 		}
 	}
 	f := &fields{}
@@ -205,19 +205,17 @@ func readScript(in Input, ws []word, next int) (*fields, string, string, error) 
 	return f, text, warning, nil
 }
 
-// errTooLarge: more than the limit to read.
-var errTooLarge = errors.New("too large")
-
-// readLimited reads r up to limit bytes; more is errTooLarge.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+// readLimited reads r up to limit bytes; big reports that r holds more
+// (reading stops one byte past the limit).
+func readLimited(r io.Reader, limit int64) (data []byte, big bool, err error) {
+	data, err = io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+		return nil, false, fmt.Errorf("read: %w", err)
 	}
 	if int64(len(data)) > limit {
-		return nil, errTooLarge
+		return nil, true, nil
 	}
-	return data, nil
+	return data, false, nil
 }
 
 // readFile reads the file word w names through in.Open, at most limit
@@ -232,10 +230,10 @@ func readFile(in Input, w word, field string, limit int64) ([]byte, error) {
 		e.Err = err
 		return nil, e
 	}
-	data, err := readLimited(rc, limit)
+	data, big, err := readLimited(rc, limit)
 	cerr := rc.Close()
 	switch {
-	case errors.Is(err, errTooLarge):
+	case big:
 		return nil, w.errAt(-1, field, "%s is larger than %d bytes", quote(w.val), limit)
 	case err == nil && cerr != nil:
 		err = fmt.Errorf("close: %w", cerr)
