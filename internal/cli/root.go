@@ -72,6 +72,11 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newScheduleCmd(),
 		newLimitsCmd(),
 		newSimCmd(),
+		newServeCmd(),
+		newSubmitCmd(),
+		newJobsCmd(),
+		newKillCmd(),
+		newHostsCmd(),
 	)
 	return root
 }

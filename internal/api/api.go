@@ -1,0 +1,340 @@
+// Package api is the live scheduler's HTTP/JSON API, version 1
+// (docs/api.md): the handlers the CLI calls, over the server loop, and
+// the caller's identity from the Unix socket's peer credentials.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/server"
+	"github.com/xce-sched/xce/internal/state"
+)
+
+// MaxBody is the largest request body accepted, in bytes.
+const MaxBody = 8 << 20
+
+// Caller is who makes a request: a user of the machine.
+type Caller struct {
+	User     string
+	UID, GID uint32
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c (set per connection by the listener).
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerOf(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
+// Handler serves the API over a server loop.
+type Handler struct {
+	loop   *server.Loop
+	admins []string
+	queue  string // the default queue
+	mux    *http.ServeMux
+}
+
+// NewHandler returns the API over loop; admins (and root) may act on
+// every job; a job submitted without a queue goes to queue.
+func NewHandler(loop *server.Loop, admins []string, queue string) *Handler {
+	h := &Handler{loop: loop, admins: admins, queue: queue, mux: http.NewServeMux()}
+	h.mux.HandleFunc("POST /v1/jobs", h.submit)
+	h.mux.HandleFunc("GET /v1/jobs", h.jobs)
+	h.mux.HandleFunc("POST /v1/jobs/{id}/kill", h.kill)
+	h.mux.HandleFunc("GET /v1/hosts", h.hosts)
+	return h
+}
+
+// ServeHTTP implements http.Handler: every request needs an identity.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := callerOf(r.Context()); !ok {
+		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: connect through the server's socket"})
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// Error is an API error: the HTTP status, the message and, for a request
+// refused for one of its fields, the field's path.
+type Error struct {
+	Status int    `json:"-"`
+	Msg    string `json:"error"`
+	Field  string `json:"field,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+func fail(w http.ResponseWriter, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Status: http.StatusBadRequest, Msg: err.Error()}
+		if errors.Is(err, server.ErrStopped) {
+			e.Status = http.StatusServiceUnavailable
+		}
+	}
+	reply(w, e.Status, e)
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decode reads the body strictly into v: one JSON value, no unknown field,
+// at most MaxBody bytes.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("the body is over %d bytes", MaxBody)}
+		}
+		return &Error{Status: http.StatusBadRequest, Msg: "body: " + err.Error()}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &Error{Status: http.StatusBadRequest, Msg: "body: more than one JSON value"}
+	}
+	return nil
+}
+
+// SubmitRequest is the body of POST /v1/jobs.
+type SubmitRequest struct {
+	Jobs []JobRequest `json:"jobs"`
+}
+
+// JobRequest is one job to submit: event.Submit without the job ID and the
+// submitter, which the server fills in.
+type JobRequest struct {
+	Name       string   `json:"name,omitempty"`
+	Queue      string   `json:"queue,omitempty"`
+	Project    string   `json:"project,omitempty"`
+	TasksMin   int      `json:"tasks_min"`
+	TasksMax   int      `json:"tasks_max"`
+	ResReq     string   `json:"resreq,omitempty"`
+	Estimate   int64    `json:"estimate,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	Script     string   `json:"script,omitempty"`
+	Cwd        string   `json:"cwd"`
+	Env        []string `json:"env,omitempty"`
+	Stdout     string   `json:"stdout,omitempty"`
+	Stderr     string   `json:"stderr,omitempty"`
+	Rerunnable bool     `json:"rerunnable,omitempty"`
+}
+
+// SubmitReply is the answer to POST /v1/jobs.
+type SubmitReply struct {
+	IDs    []int64  `json:"ids"`
+	Queues []string `json:"queues"`
+}
+
+func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
+	c, _ := callerOf(r.Context())
+	var req SubmitRequest
+	if err := decode(w, r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	if len(req.Jobs) == 0 {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: "no job", Field: "jobs"})
+		return
+	}
+	for i, j := range req.Jobs {
+		if (len(j.Command) == 0) == (j.Script == "") {
+			fail(w, &Error{Status: http.StatusBadRequest, Msg: "give a command or a script", Field: fmt.Sprintf("jobs[%d]", i)})
+			return
+		}
+	}
+	evs, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
+		out := make([]event.Event, len(req.Jobs))
+		for i, j := range req.Jobs {
+			sub := &event.Submit{Job: st.NextJob() + int64(i), User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
+				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
+				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
+				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
+			if sub.Queue == "" {
+				sub.Queue = h.queue
+			}
+			out[i] = event.Event{Type: event.JobSubmitted, Submit: sub}
+		}
+		return out, nil
+	})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var rep SubmitReply
+	for _, e := range evs {
+		rep.IDs = append(rep.IDs, e.Submit.Job)
+		rep.Queues = append(rep.Queues, e.Submit.Queue)
+	}
+	reply(w, http.StatusOK, rep)
+}
+
+// JobInfo is one job as GET /v1/jobs shows it.
+type JobInfo struct {
+	ID         int64          `json:"id"`
+	Name       string         `json:"name"`
+	User       string         `json:"user"`
+	Queue      string         `json:"queue"`
+	State      string         `json:"state"`
+	Hosts      map[string]int `json:"hosts"`
+	Reason     string         `json:"reason"`
+	Detail     string         `json:"detail"`
+	ExitCode   int            `json:"exit_code"`
+	Signal     string         `json:"signal"`
+	EndReason  string         `json:"end_reason"`
+	SubmitTime int64          `json:"submit_time"`
+	StartTime  int64          `json:"start_time"`
+	EndTime    int64          `json:"end_time"`
+	TasksMin   int            `json:"tasks_min"`
+	TasksMax   int            `json:"tasks_max"`
+	ResReq     string         `json:"resreq"`
+	Command    []string       `json:"command"`
+	Stdout     string         `json:"stdout"`
+	PID        int            `json:"pid"`
+}
+
+// JobsReply is the answer to GET /v1/jobs.
+type JobsReply struct {
+	Jobs []JobInfo `json:"jobs"`
+}
+
+func info(j *state.Job) JobInfo {
+	hosts := map[string]int{}
+	for _, h := range j.Hosts {
+		hosts[h.Host] += h.Slots
+	}
+	sec := func(ns int64) int64 { return ns / 1e9 }
+	return JobInfo{ID: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts,
+		Reason: j.Reason, Detail: j.Detail, ExitCode: j.ExitCode, Signal: j.Signal, EndReason: j.EndReason,
+		SubmitTime: sec(j.SubmitTime), StartTime: sec(j.StartTime), EndTime: sec(j.EndTime),
+		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
+}
+
+func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
+	c, _ := callerOf(r.Context())
+	q := r.URL.Query()
+	user := q.Get("user")
+	if user == "" {
+		user = c.User
+	}
+	all := q.Get("all") == "1"
+	var ids []int64
+	for _, s := range q["id"] {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id < 1 {
+			fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", s), Field: "id"})
+			return
+		}
+		ids = append(ids, id)
+	}
+	rep := JobsReply{Jobs: []JobInfo{}}
+	var missing int64
+	h.loop.View(func(k *live.Core) {
+		if ids != nil {
+			for _, id := range ids {
+				j := k.State.Job(id)
+				if j == nil {
+					missing = id
+					return
+				}
+				rep.Jobs = append(rep.Jobs, info(j))
+			}
+			return
+		}
+		for _, j := range k.State.Jobs {
+			if (user == "all" || j.User == user) && (all || j.State == state.Pend || j.State == state.Run) {
+				rep.Jobs = append(rep.Jobs, info(j))
+			}
+		}
+	})
+	if missing != 0 {
+		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", missing)})
+		return
+	}
+	reply(w, http.StatusOK, rep)
+}
+
+func (h *Handler) admin(c Caller) bool { return c.UID == 0 || slices.Contains(h.admins, c.User) }
+
+func (h *Handler) kill(w http.ResponseWriter, r *http.Request) {
+	c, _ := callerOf(r.Context())
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+		return
+	}
+	_, err = h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
+		j := st.Job(id)
+		switch {
+		case j == nil:
+			return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", id)}
+		case j.User != c.User && !h.admin(c):
+			return nil, &Error{Status: http.StatusForbidden, Msg: fmt.Sprintf("job %d is %s's: only its owner or an administrator may kill it", id, j.User)}
+		case j.State == state.Done || j.State == state.Exit:
+			return nil, &Error{Status: http.StatusConflict, Msg: fmt.Sprintf("job %d has already ended (%s)", id, j.State)}
+		}
+		return []event.Event{{Type: event.JobKilled, Killed: &event.Killed{Job: id, By: c.User}}}, nil
+	})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]int64{"id": id})
+}
+
+// HostInfo is one host as GET /v1/hosts shows it.
+type HostInfo struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Slots  int    `json:"slots"`
+	Used   int    `json:"used"`
+}
+
+// HostsReply is the answer to GET /v1/hosts.
+type HostsReply struct {
+	Hosts []HostInfo `json:"hosts"`
+}
+
+func (h *Handler) hosts(w http.ResponseWriter, r *http.Request) {
+	var rep HostsReply
+	h.loop.View(func(k *live.Core) {
+		used := map[string]int{}
+		for _, j := range k.State.Jobs {
+			if j.State == state.Run {
+				for _, a := range j.Hosts {
+					used[a.Host] += a.Slots
+				}
+			}
+		}
+		for _, host := range k.Cluster.Hosts {
+			status := "unavail"
+			if sh := k.State.Host(host.Name); sh != nil {
+				status = sh.Status()
+			}
+			rep.Hosts = append(rep.Hosts, HostInfo{Name: host.Name, Status: status, Slots: host.Slots, Used: used[host.Name]})
+		}
+	})
+	reply(w, http.StatusOK, rep)
+}

@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/client"
+	"github.com/xce-sched/xce/internal/daemon"
+	"github.com/xce-sched/xce/internal/submit"
+)
+
+// serverError turns a client error into the command's error: a request
+// the server refused as bad (400, 413) is bad input (exit 2); anything
+// else (unreachable, forbidden, not found, stopping) a failure (exit 1).
+func serverError(err error) error {
+	var e *api.Error
+	if errors.As(err, &e) && (e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge) {
+		return badInput(err)
+	}
+	return err
+}
+
+// serverFlag adds --server to cmd.
+func serverFlag(cmd *cobra.Command, to *string) {
+	cmd.Flags().StringVar(to, "server", "", "the server's socket (default $XCE_SERVER, else the dev server's)")
+}
+
+func newServeCmd() *cobra.Command {
+	var config, data string
+	var dev bool
+	cmd := &cobra.Command{
+		Use:   "serve (--dev | --config FILE --data DIR)",
+		Short: "Run the live scheduler's server",
+		Long: `Run the live scheduler: the event log in the data directory, the API on the
+data directory's Unix socket (xce.sock). With --dev, a one-host cluster of
+this machine (its cores as slots, its memory) with the agent inside this
+process and the invoking user's jobs allowed (root included); its data
+goes to a fixed temporary directory, where 'xce submit' and the other
+commands find it without any setting, unless --data says otherwise.
+SIGINT or SIGTERM stops it cleanly (a dev server's jobs are killed).
+docs/daemon.md describes the configuration and what is not built yet.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var c *cluster.Cluster
+			var s *cluster.Server
+			var err error
+			switch {
+			case dev && config != "":
+				return badInput(errors.New("--dev runs this machine as the cluster: give --dev or --config, not both"))
+			case dev:
+				c, s, err = daemon.DevCluster()
+				if data == "" {
+					data = filepath.Dir(client.DevSocket(os.Getuid()))
+				}
+			case config == "" || data == "":
+				return badInput(errors.New("give --dev, or --config FILE and --data DIR"))
+			default:
+				var text []byte
+				if text, err = os.ReadFile(config); err == nil {
+					c, s, err = cluster.ParseConfig(config, text)
+				}
+			}
+			if err != nil {
+				return badInput(err)
+			}
+			if len(c.Queues) == 0 {
+				return badInput(fmt.Errorf("%s: the configuration has no queue", config))
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, DataDir: data, Dev: dev, Ready: func(socket string) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "xce: serving on %s\n", socket)
+			}})
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&dev, "dev", false, "a one-host cluster of this machine, with the agent inside the server")
+	fl.StringVar(&config, "config", "", "the cluster configuration (docs/daemon.md)")
+	fl.StringVar(&data, "data", "", "the data directory: event log and socket")
+	return cmd
+}
+
+func newJobsCmd() *cobra.Command {
+	var server, user string
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "jobs [-a] [-u USER|all] [--json] [ID...]",
+		Short: "Show jobs, like LSF's bjobs (default: your unfinished jobs)",
+		Long: `Show jobs: by default the caller's pending and running jobs; -a adds the
+ended ones, -u USER another user's (all: everybody's), IDs just those jobs.
+A pending job shows its main pending reason (docs/pending-reasons.md).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ids []int64
+			for _, a := range args {
+				id, err := strconv.ParseInt(a, 10, 64)
+				if err != nil || id < 1 {
+					return badInput(fmt.Errorf("%q is not a job ID", a))
+				}
+				ids = append(ids, id)
+			}
+			jobs, err := client.New(client.Socket(server)).Jobs(cmd.Context(), user, all, ids)
+			if err != nil {
+				return serverError(err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), api.JobsReply{Jobs: jobs})
+			}
+			return writeJobs(cmd.OutOrStdout(), jobs)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&all, "all", "a", false, "ended jobs too")
+	fl.StringVarP(&user, "user", "u", "", "the jobs of USER (all: everybody's)")
+	fl.BoolVar(&asJSON, "json", false, "print the jobs as JSON")
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeJobs prints jobs as bjobs does: one line each, the hosts as
+// "n*host", a pending job's reason instead.
+func writeJobs(w io.Writer, jobs []api.JobInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOBID\tUSER\tSTAT\tQUEUE\tEXEC_HOST / PENDING REASON\tJOB_NAME\tSUBMIT_TIME")
+	for _, j := range jobs {
+		where := ""
+		switch j.State {
+		case "PEND":
+			where = j.Reason
+			if j.Detail != "" {
+				where += ": " + j.Detail
+			}
+		default:
+			var hs []string
+			for _, h := range slices.Sorted(maps.Keys(j.Hosts)) {
+				hs = append(hs, fmt.Sprintf("%d*%s", j.Hosts[h], h))
+			}
+			where = strings.Join(hs, " ")
+			if j.State == "EXIT" {
+				where += fmt.Sprintf(" (exit %d%s)", j.ExitCode, suffix(j.Signal, j.EndReason))
+			}
+		}
+		name := j.Name
+		if name == "" {
+			name = strings.Join(j.Command, " ")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.User, j.State, j.Queue, where, clip(name, 30),
+			time.Unix(j.SubmitTime, 0).Format("Jan _2 15:04:05"))
+	}
+	return tw.Flush()
+}
+
+func suffix(parts ...string) string {
+	var out string
+	for _, p := range parts {
+		if p != "" {
+			out += ", " + p
+		}
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func newKillCmd() *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "kill ID...",
+		Short: "Kill jobs, like LSF's bkill",
+		Long: `Kill jobs: a pending job ends at once (EXIT); a running one is sent SIGINT
+and SIGTERM, then SIGKILL after the server's kill_grace. Only a job's owner
+or an administrator may.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := client.New(client.Socket(server))
+			var failed error
+			for _, a := range args {
+				id, err := strconv.ParseInt(a, 10, 64)
+				if err != nil || id < 1 {
+					return badInput(fmt.Errorf("%q is not a job ID", a))
+				}
+				if err := c.Kill(cmd.Context(), id); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "xce: job <%d>: %v\n", id, err)
+					failed = serverError(fmt.Errorf("not every job was killed"))
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Job <%d> is being terminated\n", id)
+			}
+			return failed
+		},
+	}
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func newHostsCmd() *cobra.Command {
+	var server string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hosts [--json]",
+		Short: "Show the hosts, like LSF's bhosts",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			hosts, err := client.New(client.Socket(server)).Hosts(cmd.Context())
+			if err != nil {
+				return serverError(err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), api.HostsReply{Hosts: hosts})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "HOST_NAME\tSTATUS\tMAX\tRUN")
+			for _, h := range hosts {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", h.Name, h.Status, h.Slots, h.Used)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hosts as JSON")
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func newSubmitCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "submit [-n min[,max]] [-R resreq] [-q queue] [-W [hours:]minutes] [-J name] [-o file] [-e file] [-P project] [-r] [--json] (-- COMMAND [ARGS] | SCRIPT | -pack FILE)",
+		Short: "Submit a job, like LSF's bsub",
+		Long: `Submit a job: a command after --, a job script (its #BSUB lines give the
+same options; the command line wins), a script on standard input, or
+-pack FILE for one job per line, all or none (docs/submit.md). Prints
+LSF's "Job <ID> is submitted to queue <QUEUE>." line, or with --json
+{"id": ID, "queue": "QUEUE"} ({"ids": [...]} for a pack). The server is
+$XCE_SERVER, else the dev server.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
+				return cmd.Help()
+			}
+			in := submit.Input{Stdin: cmd.InOrStdin(), Open: func(name string) (io.ReadCloser, error) { return os.Open(name) },
+				CallerFlags: []string{"--json"}}
+			s, err := submit.Parse(args, in)
+			if err != nil {
+				return badInput(err)
+			}
+			for _, r := range s.Jobs {
+				for _, w := range r.Warnings {
+					fmt.Fprintln(cmd.ErrOrStderr(), "xce: warning:", w)
+				}
+			}
+			cwd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env := os.Environ()
+			reqs := make([]api.JobRequest, len(s.Jobs))
+			for i, r := range s.Jobs {
+				e := r.Submit()
+				reqs[i] = api.JobRequest{Name: e.Name, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
+					ResReq: e.ResReq, Estimate: e.Estimate, Command: e.Command, Script: e.Script, Cwd: cwd, Env: env,
+					Stdout: e.Stdout, Stderr: e.Stderr, Rerunnable: e.Rerunnable}
+			}
+			rep, err := client.New(client.Socket("")).Submit(cmd.Context(), reqs)
+			if err != nil {
+				return serverError(err)
+			}
+			if slices.Contains(s.Flags, "--json") {
+				if s.Pack != "" {
+					return writeJSON(cmd.OutOrStdout(), map[string][]int64{"ids": rep.IDs})
+				}
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"id": rep.IDs[0], "queue": rep.Queues[0]})
+			}
+			for i, id := range rep.IDs {
+				fmt.Fprintf(cmd.OutOrStdout(), "Job <%d> is submitted to queue <%s>.\n", id, rep.Queues[i])
+			}
+			return nil
+		},
+	}
+}

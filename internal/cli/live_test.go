@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeDev runs `xce serve --dev` in this process and uses it as a
+// user would: a 1-slot command that prints, a failing one, a long one
+// killed with `xce kill`; `xce jobs -a --json` shows DONE, EXIT with exit
+// code 3, and EXIT killed; a submit with an unknown resource exits 2 and
+// stores nothing; the server stops cleanly when its context ends.
+func TestServeDev(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	socket := filepath.Join(data, "xce.sock")
+	t.Setenv("XCE_SERVER", socket)
+	t.Chdir(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan int, 1)
+	var serveErr bytes.Buffer
+	go func() { served <- Run(ctx, []string{"serve", "--dev", "--data", data}, &bytes.Buffer{}, &serveErr) }()
+	defer func() {
+		cancel()
+		select {
+		case code := <-served:
+			if code != ExitOK {
+				t.Errorf("serve exited %d: %s", code, serveErr.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop within 15 s")
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(socket); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no socket after 10 s: %s", serveErr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	for _, args := range [][]string{
+		{"submit", "-o", "out.%J", "--", "echo", "hello"},
+		{"submit", "--", "sh", "-c", "exit 3"},
+		{"submit", "--", "sleep", "60"},
+	} {
+		if code, out, errs := run(args...); code != ExitOK || !strings.HasSuffix(out, "is submitted to queue <normal>.\n") {
+			t.Fatalf("%v: exit %d, %q %q", args, code, out, errs)
+		}
+	}
+	if code, _, errs := run("submit", "-R", "rusage[gpu=1]", "--", "true"); code != ExitUsage || !strings.Contains(errs, `unknown resource "gpu"`) {
+		t.Errorf("unknown resource: exit %d, %q", code, errs)
+	}
+	type job struct {
+		ID        int64  `json:"id"`
+		State     string `json:"state"`
+		ExitCode  int    `json:"exit_code"`
+		EndReason string `json:"end_reason"`
+		PID       int    `json:"pid"`
+	}
+	jobs := func() []job {
+		_, out, _ := run("jobs", "-a", "--json")
+		var rep struct{ Jobs []job }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return rep.Jobs
+	}
+	await := func(what string, ok func([]job) bool) []job {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			js := jobs()
+			if ok(js) {
+				return js
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 15 s: %+v", what, js)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	await("jobs 1 and 2 end, job 3 runs", func(js []job) bool {
+		return len(js) == 3 && js[0].State == "DONE" && js[1].State == "EXIT" && js[2].PID != 0
+	})
+	if code, out, errs := run("kill", "3"); code != ExitOK || out != "Job <3> is being terminated\n" {
+		t.Errorf("kill: exit %d, %q %q", code, out, errs)
+	}
+	js := await("job 3 ends", func(js []job) bool { return js[2].State == "EXIT" })
+	if js[1].ExitCode != 3 || js[2].EndReason != "killed" {
+		t.Errorf("jobs %+v: want exit code 3 for job 2 and job 3 killed", js)
+	}
+	if code, _, _ := run("kill", "3"); code != ExitFailure {
+		t.Errorf("killing an ended job: exit %d, want %d", code, ExitFailure)
+	}
+	if out, err := os.ReadFile(filepath.Join(dir, "out.1")); err != nil || string(out) != "hello\n" {
+		t.Errorf("job 1's output %q (%v)", out, err)
+	}
+	if code, out, _ := run("hosts", "--json"); code != ExitOK || !strings.Contains(out, `"status": "ok"`) {
+		t.Errorf("hosts: exit %d, %s", code, out)
+	}
+}

@@ -1,0 +1,126 @@
+// Package client is what the CLI commands call: the live scheduler's API
+// (docs/api.md) over its Unix socket.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/xce-sched/xce/internal/api"
+)
+
+// Client talks to one server.
+type Client struct {
+	http *http.Client
+	base string
+}
+
+// DevSocket is where a dev server (`xce serve --dev` without --data) of
+// the user with uid listens, and where clients look when nothing else is
+// said.
+func DevSocket(uid int) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("xce-dev-%d", uid), "xce.sock")
+}
+
+// Socket returns the socket to use: server when set (a flag), else
+// $XCE_SERVER, else DevSocket of the caller.
+func Socket(server string) string {
+	if server != "" {
+		return server
+	}
+	if s := os.Getenv("XCE_SERVER"); s != "" {
+		return s
+	}
+	return DevSocket(os.Getuid())
+}
+
+// New returns a client of the server listening on the Unix socket at
+// socket.
+func New(socket string) *Client {
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}
+	return &Client{http: &http.Client{Transport: tr}, base: "http://xce"}
+}
+
+// do sends a request with body in (nil: none) and decodes the answer into
+// out. An error answer is an *api.Error with its status.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the xce server: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		e := &api.Error{Status: resp.StatusCode}
+		if json.Unmarshal(data, e) != nil || e.Msg == "" {
+			e.Msg = fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))
+		}
+		return e
+	}
+	return json.Unmarshal(data, out)
+}
+
+// Submit submits jobs (all or none) and returns their IDs and queues.
+func (c *Client) Submit(ctx context.Context, jobs []api.JobRequest) (api.SubmitReply, error) {
+	var rep api.SubmitReply
+	err := c.do(ctx, http.MethodPost, "/v1/jobs", api.SubmitRequest{Jobs: jobs}, &rep)
+	return rep, err
+}
+
+// Jobs lists jobs: of user ("all" for everybody's, "" for the caller's),
+// ended ones too with all, or just ids when given.
+func (c *Client) Jobs(ctx context.Context, user string, all bool, ids []int64) ([]api.JobInfo, error) {
+	q := url.Values{}
+	if user != "" {
+		q.Set("user", user)
+	}
+	if all {
+		q.Set("all", "1")
+	}
+	for _, id := range ids {
+		q.Add("id", strconv.FormatInt(id, 10))
+	}
+	var rep api.JobsReply
+	err := c.do(ctx, http.MethodGet, "/v1/jobs?"+q.Encode(), nil, &rep)
+	return rep.Jobs, err
+}
+
+// Kill kills job id.
+func (c *Client) Kill(ctx context.Context, id int64) error {
+	var rep map[string]int64
+	return c.do(ctx, http.MethodPost, "/v1/jobs/"+strconv.FormatInt(id, 10)+"/kill", nil, &rep)
+}
+
+// Hosts lists the hosts.
+func (c *Client) Hosts(ctx context.Context) ([]api.HostInfo, error) {
+	var rep api.HostsReply
+	err := c.do(ctx, http.MethodGet, "/v1/hosts", nil, &rep)
+	return rep.Hosts, err
+}

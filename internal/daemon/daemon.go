@@ -1,0 +1,207 @@
+// Package daemon assembles `xce serve`: the store in the data directory,
+// the state recovered from it, the core, the loop, the API on the data
+// directory's Unix socket and, for a dev server, the agent inside the
+// process.
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/server"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/internal/store"
+)
+
+// Options configure Serve.
+type Options struct {
+	// Cluster and Server are the configuration (cluster.ParseConfig).
+	Cluster *cluster.Cluster
+	Server  *cluster.Server
+	// DataDir holds the event log (events.db) and the socket (xce.sock);
+	// created 0755 when missing.
+	DataDir string
+	// Dev runs an agent inside the process serving every host of the
+	// configuration (a dev server's one host is this machine), and lets
+	// root's jobs run.
+	Dev bool
+	// Ready, when set, is called once the socket accepts requests.
+	Ready func(socket string)
+}
+
+// Serve runs a server until ctx ends (then it returns nil, after killing
+// a dev server's jobs) or it fails.
+func Serve(ctx context.Context, o Options) error {
+	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+		return err
+	}
+	log, err := store.Open(filepath.Join(o.DataDir, "events.db"), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	st, err := server.Recover(log)
+	if err != nil {
+		return err
+	}
+	core, err := live.New(o.Cluster, st, plugins.NewInTreeRegistry())
+	if err != nil {
+		return fmt.Errorf("the event log does not fit the configuration: %w", err)
+	}
+	// The loop outlives ctx until a dev server's jobs have ended and their
+	// ends are recorded.
+	loopCtx, stopLoop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var loop *server.Loop
+	report := func(ctx context.Context, mk func(*state.State, int64) ([]event.Event, error)) ([]event.Event, error) {
+		return loop.Do(ctx, mk)
+	}
+	var local *agent.Local
+	var dispatch server.Dispatch = noAgent{}
+	if o.Dev {
+		local = agent.NewLocal(loopCtx, report, filepath.Join(o.DataDir, "work"), o.Server.KillGrace, true)
+		dispatch = local
+	}
+	loop = server.NewLoop(core, log, dispatch, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- loop.Run(loopCtx) }()
+
+	var runErr0 error
+	socket := filepath.Join(o.DataDir, "xce.sock")
+	l, err := api.ListenUnix(socket)
+	if err != nil {
+		stopLoop()
+		<-loopDone
+		return err
+	}
+	srv := &http.Server{Handler: api.NewHandler(loop, o.Server.Admins, o.Cluster.Queues[0].Name), ConnContext: api.ConnContext,
+		ReadHeaderTimeout: 10 * time.Second}
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(l) }()
+	if local != nil {
+		if err := devStart(ctx, loop, local, o.Cluster); err != nil {
+			cancel()
+			runErr0 = err
+		}
+	}
+	if o.Ready != nil {
+		o.Ready(socket)
+	}
+	runErr := runErr0
+	select {
+	case <-ctx.Done():
+	case runErr = <-loopDone:
+		loopDone <- runErr
+	case err := <-serveDone:
+		if !errors.Is(err, http.ErrServerClosed) {
+			runErr = err
+		}
+		serveDone <- err
+	}
+	shut, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer done()
+	_ = srv.Shutdown(shut)
+	if local != nil {
+		// A dev server's jobs are its children: they end with it, and
+		// their ends are recorded while the loop still runs.
+		local.KillAll()
+		local.Wait()
+	}
+	stopLoop()
+	if err := <-loopDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	_ = os.Remove(socket)
+	return runErr
+}
+
+// devStart registers the dev agent's hosts and ends the jobs the log says
+// run there: they were this process's children in an earlier run of the
+// server, and are gone (a rerunnable one goes back to pending).
+func devStart(ctx context.Context, loop *server.Loop, local *agent.Local, c *cluster.Cluster) error {
+	type attempt struct {
+		id      event.JobID
+		attempt int
+		requeue bool
+	}
+	var lost []attempt
+	loop.View(func(k *live.Core) {
+		for _, j := range k.State.Jobs {
+			if j.State == state.Run {
+				lost = append(lost, attempt{j.Job, j.Attempt, j.Rerunnable})
+			}
+		}
+	})
+	for _, a := range lost {
+		id, attempt, requeue := a.id, a.attempt, a.requeue
+		if _, err := loop.Do(ctx, func(*state.State, int64) ([]event.Event, error) {
+			return []event.Event{{Type: event.JobFinished, Finished: &event.Finished{Job: id, Attempt: attempt,
+				ExitCode: -1, Reason: "lost when the server restarted", Requeued: requeue}}}, nil
+		}); err != nil {
+			return err
+		}
+	}
+	for _, h := range c.Hosts {
+		if err := local.Register(h.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noAgent stands for remote agents, which are not built yet: placements
+// wait for them (their hosts are unavail, so none is made).
+type noAgent struct{}
+
+func (noAgent) Start(event.Placement, *event.Submit) {}
+func (noAgent) Kill(event.JobID, int, string)        {}
+
+// DevCluster returns the configuration of a dev server: one host, this
+// machine (its host name, its cores as slots, its memory in MB as mem),
+// one queue `normal` under firstfit.
+func DevCluster() (*cluster.Cluster, *cluster.Server, error) {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "localhost"
+	}
+	text := fmt.Sprintf("hosts:\n  - {name: %q, slots: %d, resources: {mem: %d}}\nqueues:\n  - {name: normal, policy: firstfit}\n",
+		name, runtime.NumCPU(), memMB())
+	return cluster.ParseConfig("dev configuration", []byte(text))
+}
+
+// memMB returns the machine's memory in MB (MemTotal of /proc/meminfo),
+// or 1024 when it cannot be read.
+func memMB() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 1024
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil && kb > 0 {
+				return kb / 1024
+			}
+		}
+	}
+	return 1024
+}
