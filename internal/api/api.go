@@ -43,19 +43,30 @@ func callerOf(ctx context.Context) (Caller, bool) {
 // Handler serves the API over a server loop.
 type Handler struct {
 	loop   *server.Loop
+	log    EventReader
 	admins []string
 	queue  string // the default queue
 	mux    *http.ServeMux
 }
 
-// NewHandler returns the API over loop; admins (and root) may act on
-// every job; a job submitted without a queue goes to queue.
-func NewHandler(loop *server.Loop, admins []string, queue string) *Handler {
-	h := &Handler{loop: loop, admins: admins, queue: queue, mux: http.NewServeMux()}
+// EventReader reads one event of the log by index (the store).
+type EventReader interface {
+	Event(i uint64) (event.Event, error)
+}
+
+// NewHandler returns the API over loop, reading job histories from log;
+// admins (and root) may act on every job and host; a job submitted
+// without a queue goes to queue.
+func NewHandler(loop *server.Loop, log EventReader, admins []string, queue string) *Handler {
+	h := &Handler{loop: loop, log: log, admins: admins, queue: queue, mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /v1/jobs", h.submit)
 	h.mux.HandleFunc("GET /v1/jobs", h.jobs)
 	h.mux.HandleFunc("POST /v1/jobs/{id}/kill", h.kill)
+	h.mux.HandleFunc("GET /v1/jobs/{id}/history", h.history)
 	h.mux.HandleFunc("GET /v1/hosts", h.hosts)
+	h.mux.HandleFunc("POST /v1/hosts/{name}/close", h.hostStatus(event.HostClosed))
+	h.mux.HandleFunc("POST /v1/hosts/{name}/open", h.hostStatus(event.HostOpened))
+	h.mux.HandleFunc("GET /v1/queues", h.queues)
 	return h
 }
 

@@ -69,6 +69,7 @@ func TestServeDev(t *testing.T) {
 		State     string `json:"state"`
 		ExitCode  int    `json:"exit_code"`
 		EndReason string `json:"end_reason"`
+		Reason    string `json:"reason"`
 		PID       int    `json:"pid"`
 	}
 	jobs := func() []job {
@@ -111,4 +112,36 @@ func TestServeDev(t *testing.T) {
 	if code, out, _ := run("hosts", "--json"); code != ExitOK || !strings.Contains(out, `"status": "ok"`) {
 		t.Errorf("hosts: exit %d, %s", code, out)
 	}
+	_, hist, _ := run("history", "1")
+	for _, want := range []string{"Job <1>:", "submitted by ", "dispatched by cycle ", "started on ", "attempt 1 ended, exit code 0"} {
+		if !strings.Contains(hist, want) {
+			t.Errorf("history 1 lacks %q:\n%s", want, hist)
+		}
+	}
+	if code, out, _ := run("queues", "--json"); code != ExitOK || !strings.Contains(out, `"name": "normal"`) || !strings.Contains(out, `"pend": 0`) {
+		t.Errorf("queues: exit %d, %s", code, out)
+	}
+
+	// A closed host takes no new job (the only one: NoHostMatch); opened
+	// again, the job runs. The test runs as its user; only root and the
+	// administrators may close a host.
+	host, _ := os.Hostname()
+	if os.Getuid() != 0 {
+		if code, _, _ := run("host", "close", host); code != ExitFailure {
+			t.Errorf("host close by a non-administrator: exit %d, want %d", code, ExitFailure)
+		}
+		return
+	}
+	if code, out, errs := run("host", "close", host); code != ExitOK {
+		t.Fatalf("host close: exit %d, %q %q", code, out, errs)
+	}
+	if code, _, _ := run("host", "close", "no-such-host"); code != ExitFailure {
+		t.Errorf("closing an unknown host: exit %d, want %d", code, ExitFailure)
+	}
+	run("submit", "--", "true")
+	await("job 4 pends on the closed host", func(js []job) bool {
+		return len(js) == 4 && js[3].State == "PEND" && js[3].Reason == "NoHostMatch"
+	})
+	run("host", "open", host)
+	await("job 4 runs once the host is open", func(js []job) bool { return js[3].State == "DONE" })
 }

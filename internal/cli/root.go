@@ -77,6 +77,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newJobsCmd(),
 		newKillCmd(),
 		newHostsCmd(),
+		newHistoryCmd(),
+		newQueuesCmd(),
+		newHostCmd(),
 	)
 	return root
 }

@@ -124,3 +124,27 @@ func (c *Client) Hosts(ctx context.Context) ([]api.HostInfo, error) {
 	err := c.do(ctx, http.MethodGet, "/v1/hosts", nil, &rep)
 	return rep.Hosts, err
 }
+
+// History returns job id's events.
+func (c *Client) History(ctx context.Context, id int64) (api.HistoryReply, error) {
+	var rep api.HistoryReply
+	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+strconv.FormatInt(id, 10)+"/history", nil, &rep)
+	return rep, err
+}
+
+// Queues lists the queues.
+func (c *Client) Queues(ctx context.Context) ([]api.QueueInfo, error) {
+	var rep api.QueuesReply
+	err := c.do(ctx, http.MethodGet, "/v1/queues", nil, &rep)
+	return rep.Queues, err
+}
+
+// SetHost closes (open false) or opens host name: administrators only.
+func (c *Client) SetHost(ctx context.Context, name string, open bool) error {
+	verb := "close"
+	if open {
+		verb = "open"
+	}
+	var rep map[string]string
+	return c.do(ctx, http.MethodPost, "/v1/hosts/"+url.PathEscape(name)+"/"+verb, nil, &rep)
+}

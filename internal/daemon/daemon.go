@@ -91,7 +91,7 @@ func Serve(ctx context.Context, o Options) error {
 		<-loopDone
 		return err
 	}
-	srv := &http.Server{Handler: api.NewHandler(loop, o.Server.Admins, o.Cluster.Queues[0].Name), ConnContext: api.ConnContext,
+	srv := &http.Server{Handler: api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name), ConnContext: api.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(l) }()

@@ -1,0 +1,172 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/state"
+)
+
+// HistoryEvent is one event of a job's history, as GET
+// /v1/jobs/{id}/history shows it: its index, time (Unix nanoseconds), type
+// and a one-line description.
+type HistoryEvent struct {
+	Index uint64 `json:"index"`
+	Time  int64  `json:"time"`
+	Type  string `json:"type"`
+	What  string `json:"what"`
+}
+
+// HistoryReply is the answer to GET /v1/jobs/{id}/history.
+type HistoryReply struct {
+	ID     int64          `json:"id"`
+	Events []HistoryEvent `json:"events"`
+}
+
+func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+		return
+	}
+	var indexes []uint64
+	found := false
+	h.loop.View(func(k *live.Core) {
+		if j := k.State.Job(id); j != nil {
+			found, indexes = true, append(indexes, j.Events...)
+		}
+	})
+	if !found {
+		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", id)})
+		return
+	}
+	rep := HistoryReply{ID: id, Events: []HistoryEvent{}}
+	for _, i := range indexes {
+		e, err := h.log.Event(i)
+		if err != nil {
+			fail(w, &Error{Status: http.StatusInternalServerError, Msg: err.Error()})
+			return
+		}
+		rep.Events = append(rep.Events, HistoryEvent{Index: e.Index, Time: e.At, Type: string(e.Type), What: describe(&e, id)})
+	}
+	reply(w, http.StatusOK, rep)
+}
+
+// describe says in one line what e did to job id, as LSF's bhist does.
+func describe(e *event.Event, id int64) string {
+	switch e.Type {
+	case event.JobSubmitted:
+		s := e.Submit
+		return fmt.Sprintf("submitted by %s to queue %s, %d-%d tasks, resreq %q", s.User, s.Queue, s.TasksMin, s.TasksMax, s.ResReq)
+	case event.CycleDecided:
+		for _, p := range e.Cycle.Started {
+			if p.Job == id {
+				where := ""
+				for _, h := range p.Hosts {
+					where += fmt.Sprintf(" %d*%s", h.Slots, h.Host)
+				}
+				return fmt.Sprintf("dispatched by cycle %d, attempt %d, to%s", e.Cycle.Number, p.Attempt, where)
+			}
+		}
+		return fmt.Sprintf("cycle %d", e.Cycle.Number)
+	case event.JobStarted:
+		return fmt.Sprintf("started on %s, pid %d (attempt %d)", e.Started.Host, e.Started.PID, e.Started.Attempt)
+	case event.JobFinished:
+		f := e.Finished
+		what := fmt.Sprintf("attempt %d ended, exit code %d", f.Attempt, f.ExitCode)
+		if f.Signal != "" {
+			what += ", " + f.Signal
+		}
+		if f.Reason != "" {
+			what += ", " + f.Reason
+		}
+		if f.Requeued {
+			what += "; requeued"
+		}
+		return what
+	case event.JobKilled:
+		return "killed by " + e.Killed.By
+	}
+	return string(e.Type)
+}
+
+// QueueInfo is one queue as GET /v1/queues shows it (LSF's bqueues).
+type QueueInfo struct {
+	Name     string `json:"name"`
+	Priority int    `json:"priority"`
+	Policy   string `json:"policy"`
+	Status   string `json:"status"` // open or closed
+	Pend     int    `json:"pend"`
+	Run      int    `json:"run"`
+	Slots    int    `json:"slots"` // slots its running jobs hold
+}
+
+// QueuesReply is the answer to GET /v1/queues.
+type QueuesReply struct {
+	Queues []QueueInfo `json:"queues"`
+}
+
+func (h *Handler) queues(w http.ResponseWriter, _ *http.Request) {
+	var rep QueuesReply
+	h.loop.View(func(k *live.Core) {
+		index := map[string]int{}
+		for i, q := range k.Cluster.Queues {
+			status := "open"
+			if q.Closed {
+				status = "closed"
+			}
+			policy := string(q.Policy)
+			if policy == "" {
+				policy = "firstfit"
+			}
+			index[q.Name] = i
+			rep.Queues = append(rep.Queues, QueueInfo{Name: q.Name, Priority: q.Priority, Policy: policy, Status: status})
+		}
+		for _, j := range k.State.Jobs {
+			i, ok := index[j.Queue]
+			if !ok {
+				continue
+			}
+			switch j.State {
+			case state.Pend:
+				rep.Queues[i].Pend++
+			case state.Run:
+				rep.Queues[i].Run++
+				for _, a := range j.Hosts {
+					rep.Queues[i].Slots += a.Slots
+				}
+			}
+		}
+	})
+	reply(w, http.StatusOK, rep)
+}
+
+// hostStatus returns the handler that closes or opens a host (LSF's
+// badmin hclose / hopen): administrators only.
+func (h *Handler) hostStatus(t event.Type) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, _ := callerOf(r.Context())
+		name := r.PathValue("name")
+		if !h.admin(c) {
+			fail(w, &Error{Status: http.StatusForbidden, Msg: "only an administrator may close or open a host"})
+			return
+		}
+		known := false
+		h.loop.View(func(k *live.Core) { _, known = k.Cluster.HostByName(name) })
+		if !known {
+			fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("host %q is not in the configuration", name)})
+			return
+		}
+		_, err := h.loop.Do(r.Context(), func(*state.State, int64) ([]event.Event, error) {
+			return []event.Event{{Type: t, Host: &event.Host{Name: name, Reason: "by " + c.User}}}, nil
+		})
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		reply(w, http.StatusOK, map[string]string{"host": name})
+	}
+}

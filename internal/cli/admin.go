@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/client"
+)
+
+func newHistoryCmd() *cobra.Command {
+	var server string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "history [--json] ID",
+		Short: "Show a job's events with their times, like LSF's bhist -l",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id < 1 {
+				return badInput(fmt.Errorf("%q is not a job ID", args[0]))
+			}
+			rep, err := client.New(client.Socket(server)).History(cmd.Context(), id)
+			if err != nil {
+				return serverError(err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Job <%d>:\n", rep.ID)
+			for _, e := range rep.Events {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", time.Unix(0, e.Time).Format("Mon Jan _2 15:04:05.000"), e.What)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the events as JSON")
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func newQueuesCmd() *cobra.Command {
+	var server string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "queues [--json]",
+		Short: "Show the queues, like LSF's bqueues",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			qs, err := client.New(client.Socket(server)).Queues(cmd.Context())
+			if err != nil {
+				return serverError(err)
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), api.QueuesReply{Queues: qs})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "QUEUE_NAME\tPRIO\tSTATUS\tPOLICY\tPEND\tRUN\tSLOTS")
+			for _, q := range qs {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\n", q.Name, q.Priority, q.Status, q.Policy, q.Pend, q.Run, q.Slots)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the queues as JSON")
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func newHostCmd() *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "host (close|open) NAME",
+		Short: "Close or open a host, like LSF's badmin hclose / hopen (administrators)",
+		Long: `Close a host: it takes no new job, its running jobs go on. Open it again.
+Only root and the configuration's administrators may.`,
+		Args: usageArgs(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var open bool
+			switch args[0] {
+			case "close":
+			case "open":
+				open = true
+			default:
+				return badInput(fmt.Errorf("host %q: want close or open", args[0]))
+			}
+			if err := client.New(client.Socket(server)).SetHost(cmd.Context(), args[1], open); err != nil {
+				return serverError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Host <%s> is %sed\n", args[1], map[bool]string{true: "open", false: "clos"}[open])
+			return nil
+		},
+	}
+	serverFlag(cmd, &server)
+	return cmd
+}
