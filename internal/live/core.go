@@ -288,31 +288,57 @@ func (k *Core) Apply(e event.Event) error {
 
 // Cycle runs one scheduling cycle at now (Unix nanoseconds) and returns
 // its decisions as a CycleDecided event (Index 0: the store assigns it):
-// the jobs started, each with its attempt and exactly what it holds, every
-// job left pending with its main reason, and the reservations. The state
-// takes the event by Commit once it is durable.
-func (k *Core) Cycle(ctx context.Context, now int64) (event.Event, error) {
+// the jobs started, each with its attempt and exactly what it holds, and
+// every pending job whose main reason, detail or reservation is not what
+// the state already says (with its reservation, if any). ok is false when
+// the cycle decided nothing new: there is then nothing to record. The
+// state takes the event by Commit once it is durable.
+func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, err error) {
 	considered, err := k.Sched.Cycle(ctx, seconds(now))
 	if err != nil {
-		return event.Event{}, err
+		return event.Event{}, false, err
 	}
 	c := &event.Cycle{Number: k.State.Cycles + 1, Now: seconds(now)}
 	for _, j := range considered {
 		id := event.JobID(j.Spec.ID)
-		switch {
-		case j.State == framework.Running:
+		sj := k.State.Job(id)
+		switch j.State {
+		case framework.Running:
 			hosts, shared := k.placement(j.Alloc)
-			c.Started = append(c.Started, event.Placement{Job: id, Attempt: k.State.Job(id).Attempt + 1, Hosts: hosts, Shared: shared})
-		case j.State == framework.Pending:
-			c.Pending = append(c.Pending, event.Pending{Job: id, Reason: j.Reasons.Main.String(),
-				Detail: k.Sched.ReasonDetail(j.Reasons.Main, j.Reasons.Detail)})
+			c.Started = append(c.Started, event.Placement{Job: id, Attempt: sj.Attempt + 1, Hosts: hosts, Shared: shared})
+		case framework.Pending:
+			reason := j.Reasons.Main.String()
+			detail := k.Sched.ReasonDetail(j.Reasons.Main, j.Reasons.Detail)
+			if reason == sj.Reason && detail == sj.Detail && k.sameReservation(sj.Reserved, j.Reserved) {
+				continue
+			}
+			c.Pending = append(c.Pending, event.Pending{Job: id, Reason: reason, Detail: detail})
 			if r := j.Reserved; r != nil {
 				hosts, _ := k.placement(r.Alloc)
 				c.Reserved = append(c.Reserved, event.Reservation{Job: id, Start: r.Start, Hosts: hosts})
 			}
 		}
 	}
-	return event.Event{At: now, Type: event.CycleDecided, Cycle: c}, nil
+	ok = len(c.Started)+len(c.Pending) > 0
+	return event.Event{At: now, Type: event.CycleDecided, Cycle: c}, ok, nil
+}
+
+// sameReservation reports whether the state's record of a reservation
+// says what the scheduler's does: the same start and slots on the same
+// hosts (both none counts as the same).
+func (k *Core) sameReservation(rec *event.Reservation, r *framework.Reservation) bool {
+	if rec == nil || r == nil {
+		return rec == nil && r == nil
+	}
+	if rec.Start != r.Start || len(rec.Hosts) != len(r.Alloc.Hosts) {
+		return false
+	}
+	for i, h := range r.Alloc.Hosts {
+		if rec.Hosts[i].Host != k.Cluster.Hosts[h.Host].Name || rec.Hosts[i].Slots != h.Slots {
+			return false
+		}
+	}
+	return true
 }
 
 // Commit folds a cycle's decisions, made by Cycle and now durable, into

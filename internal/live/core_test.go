@@ -37,9 +37,12 @@ func (h *harness) apply(e event.Event) {
 
 func (h *harness) cycle(sec int64) *event.Cycle {
 	h.t.Helper()
-	e, err := h.k.Cycle(context.Background(), sec*1e9)
+	e, ok, err := h.k.Cycle(context.Background(), sec*1e9)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if !ok {
+		return &event.Cycle{} // nothing new to record
 	}
 	e.Index = h.k.State.Index + 1
 	if err := h.k.Commit(e); err != nil {
@@ -168,5 +171,28 @@ func TestPrecheck(t *testing.T) {
 		if err := k.Precheck(evs); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestCycleRecordsChangesOnly: a cycle records a pending job only when its
+// reason, detail or reservation changed; a cycle that changed nothing
+// records nothing. Job 1 (8 tasks on a cluster of 4-slot hosts, one up)
+// pends NotEnoughSlots in cycle 1; cycle 2 has nothing new and is not
+// recorded; once h2 is up, 4 + 4 slots fit and cycle 3 starts the job (the
+// state's second recorded cycle).
+func TestCycleRecordsChangesOnly(t *testing.T) {
+	h := &harness{t: t, k: newCore(t, state.New())}
+	h.apply(event.Event{Type: event.HostRegistered, Host: &event.Host{Name: "h1"}})
+	h.apply(event.Event{At: 1e9, Type: event.JobSubmitted, Submit: sub(1, 8, "")})
+	if c := h.cycle(1); len(c.Pending) != 1 || c.Pending[0].Reason != "NotEnoughSlots" {
+		t.Fatalf("cycle 1: %+v", c)
+	}
+	if _, ok, err := h.k.Cycle(context.Background(), 2e9); err != nil || ok {
+		t.Errorf("a cycle with nothing new: record %v, %v", ok, err)
+	}
+	h.apply(event.Event{At: 3e9, Type: event.HostRegistered, Host: &event.Host{Name: "h2"}})
+	c := h.cycle(3)
+	if len(c.Started) != 1 || c.Number != 2 || len(c.Pending) != 0 {
+		t.Errorf("cycle 3: %+v", c)
 	}
 }

@@ -217,8 +217,10 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err e
 func (l *Loop) cycle(ctx context.Context, now int64) error {
 	l.mu.Lock()
 	k := l.core
-	e, err := k.Cycle(ctx, now)
-	if err == nil {
+	// A cycle is not cut short: its decisions are all appended, or none
+	// (the loop stops between cycles).
+	e, record, err := k.Cycle(context.WithoutCancel(ctx), now)
+	if err == nil && record {
 		var idx []uint64
 		e.Index = k.State.Index + 1
 		if idx, err = l.log.Append(context.WithoutCancel(ctx), e); err == nil {
@@ -232,6 +234,9 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 	l.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("cycle: %w", err)
+	}
+	if !record {
+		return nil
 	}
 	for _, p := range e.Cycle.Started {
 		l.dispatch.Start(p, &k.State.Job(p.Job).Submit)
