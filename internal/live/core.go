@@ -307,6 +307,9 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 			hosts, shared := k.placement(j.Alloc)
 			c.Started = append(c.Started, event.Placement{Job: id, Attempt: sj.Attempt + 1, Hosts: hosts, Shared: shared})
 		case framework.Pending:
+			if j.Unchanged {
+				continue // its decision, reasons and reservation stand
+			}
 			reason := j.Reasons.Main.String()
 			detail := k.Sched.ReasonDetail(j.Reasons.Main, j.Reasons.Detail)
 			if reason == sj.Reason && detail == sj.Detail && k.sameReservation(sj.Reserved, j.Reserved) {
