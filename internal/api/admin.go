@@ -170,3 +170,31 @@ func (h *Handler) hostStatus(t event.Type) http.HandlerFunc {
 		reply(w, http.StatusOK, map[string]string{"host": name})
 	}
 }
+
+// reconfig reloads the configuration file (LSF's badmin reconfig):
+// administrators only; a file that is not a configuration, or that the
+// jobs do not fit (a host with running jobs removed), is refused with 400
+// and nothing changes.
+func (h *Handler) reconfig(w http.ResponseWriter, r *http.Request) {
+	c, _ := callerOf(r.Context())
+	if !h.admin(c) {
+		fail(w, &Error{Status: http.StatusForbidden, Msg: "only an administrator may reload the configuration"})
+		return
+	}
+	if h.Reconfig == nil {
+		fail(w, &Error{Status: http.StatusConflict, Msg: "this server has no configuration file to reload (a dev server)"})
+		return
+	}
+	text, err := h.Reconfig()
+	if err != nil {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error()})
+		return
+	}
+	if _, err := h.loop.Do(r.Context(), func(*state.State, int64) ([]event.Event, error) {
+		return []event.Event{{Type: event.ConfigReloaded, Config: &event.Config{Text: text}}}, nil
+	}); err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]bool{"reloaded": true})
+}

@@ -42,6 +42,10 @@ func callerOf(ctx context.Context) (Caller, bool) {
 
 // Handler serves the API over a server loop.
 type Handler struct {
+	// Reconfig, when set, reads and checks the configuration file again
+	// and returns its text (POST /v1/reconfig); nil: nothing to reload.
+	Reconfig func() (string, error)
+
 	loop   *server.Loop
 	log    EventReader
 	admins []string
@@ -67,6 +71,7 @@ func NewHandler(loop *server.Loop, log EventReader, admins []string, queue strin
 	h.mux.HandleFunc("POST /v1/hosts/{name}/close", h.hostStatus(event.HostClosed))
 	h.mux.HandleFunc("POST /v1/hosts/{name}/open", h.hostStatus(event.HostOpened))
 	h.mux.HandleFunc("GET /v1/queues", h.queues)
+	h.mux.HandleFunc("POST /v1/reconfig", h.reconfig)
 	return h
 }
 

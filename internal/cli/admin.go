@@ -98,3 +98,26 @@ Only root and the configuration's administrators may.`,
 	serverFlag(cmd, &server)
 	return cmd
 }
+
+func newReconfigCmd() *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "reconfig",
+		Short: "Reload the server's configuration file, like LSF's badmin reconfig (administrators)",
+		Long: `Reload the configuration file the server was started with: queues, limits,
+new hosts. Nothing is lost or restarted: pending jobs stay pending, running
+ones keep what they hold. A file with an error, or one that drops a host
+where jobs run or a queue where jobs wait, is refused (close a host rather
+than remove it) and nothing changes.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := client.New(client.Socket(server)).Reconfig(cmd.Context()); err != nil {
+				return serverError(err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "Configuration reloaded")
+			return nil
+		},
+	}
+	serverFlag(cmd, &server)
+	return cmd
+}

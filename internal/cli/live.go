@@ -60,21 +60,23 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var c *cluster.Cluster
 			var s *cluster.Server
+			var text string
 			var err error
 			switch {
 			case dev && config != "":
 				return badInput(errors.New("--dev runs this machine as the cluster: give --dev or --config, not both"))
 			case dev:
-				c, s, err = daemon.DevCluster()
+				c, s, text, err = daemon.DevCluster()
 				if data == "" {
 					data = filepath.Dir(client.DevSocket(os.Getuid()))
 				}
 			case config == "" || data == "":
 				return badInput(errors.New("give --dev, or --config FILE and --data DIR"))
 			default:
-				var text []byte
-				if text, err = os.ReadFile(config); err == nil {
-					c, s, err = cluster.ParseConfig(config, text)
+				var data []byte
+				if data, err = os.ReadFile(config); err == nil {
+					c, s, err = cluster.ParseConfig(config, data)
+					text = string(data)
 				}
 			}
 			if err != nil {
@@ -85,7 +87,7 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, DataDir: data, Dev: dev, Ready: func(socket string) {
+			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, ConfigPath: config, DataDir: data, Dev: dev, Ready: func(socket string) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "xce: serving on %s\n", socket)
 			}})
 		},

@@ -145,3 +145,67 @@ func TestServeDev(t *testing.T) {
 	run("host", "open", host)
 	await("job 4 runs once the host is open", func(js []job) bool { return js[3].State == "DONE" })
 }
+
+// TestReconfig runs `xce serve --config FILE --data DIR` (no agent: its
+// host stays unavail) and reloads its configuration: a second queue
+// appears and a job submitted to it is taken; a file with an error is
+// refused with exit 2 and changes nothing. Root only (an administrator).
+func TestReconfig(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("reconfig needs an administrator: run as root")
+	}
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cluster.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}]\n")
+	data := filepath.Join(dir, "data")
+	t.Setenv("XCE_SERVER", filepath.Join(data, "xce.sock"))
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan int, 1)
+	var serveErr bytes.Buffer
+	go func() {
+		served <- Run(ctx, []string{"serve", "--config", config, "--data", data}, &bytes.Buffer{}, &serveErr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-served; code != ExitOK {
+			t.Errorf("serve exited %d: %s", code, serveErr.String())
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(data, "xce.sock")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no socket: %s", serveErr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	if code, _, errs := run("submit", "-q", "long", "--", "true"); code != ExitUsage || !strings.Contains(errs, `queue "long" does not exist`) {
+		t.Errorf("submit to a queue not yet configured: exit %d, %q", code, errs)
+	}
+	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}, {name: long}]\n")
+	if code, out, errs := run("reconfig"); code != ExitOK || out != "Configuration reloaded\n" {
+		t.Fatalf("reconfig: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs := run("submit", "-q", "long", "--", "true"); code != ExitOK || out != "Job <1> is submitted to queue <long>.\n" {
+		t.Errorf("submit to the new queue: exit %d, %q %q", code, out, errs)
+	}
+	write("hosts: [{name: h1, slots: 4}\n")
+	if code, _, errs := run("reconfig"); code != ExitUsage || !strings.Contains(errs, "cluster.yaml:") {
+		t.Errorf("reconfig of a broken file: exit %d, %q", code, errs)
+	}
+	if code, out, _ := run("queues", "--json"); code != ExitOK || !strings.Contains(out, `"name": "long"`) {
+		t.Errorf("queues after a refused reload: %s", out)
+	}
+}

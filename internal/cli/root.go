@@ -80,6 +80,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newHistoryCmd(),
 		newQueuesCmd(),
 		newHostCmd(),
+		newReconfigCmd(),
 	)
 	return root
 }

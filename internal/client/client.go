@@ -148,3 +148,10 @@ func (c *Client) SetHost(ctx context.Context, name string, open bool) error {
 	var rep map[string]string
 	return c.do(ctx, http.MethodPost, "/v1/hosts/"+url.PathEscape(name)+"/"+verb, nil, &rep)
 }
+
+// Reconfig asks the server to reload its configuration file
+// (administrators only).
+func (c *Client) Reconfig(ctx context.Context) error {
+	var rep map[string]bool
+	return c.do(ctx, http.MethodPost, "/v1/reconfig", nil, &rep)
+}

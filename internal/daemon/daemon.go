@@ -30,9 +30,14 @@ import (
 
 // Options configure Serve.
 type Options struct {
-	// Cluster and Server are the configuration (cluster.ParseConfig).
-	Cluster *cluster.Cluster
-	Server  *cluster.Server
+	// Cluster and Server are the configuration (cluster.ParseConfig) and
+	// ConfigText its text, recorded in the log when it is not the one in
+	// force there. ConfigPath, when set, is the file `xce reconfig`
+	// reads again.
+	Cluster    *cluster.Cluster
+	Server     *cluster.Server
+	ConfigText string
+	ConfigPath string
 	// DataDir holds the event log (events.db) and the socket (xce.sock);
 	// created 0755 when missing.
 	DataDir string
@@ -91,8 +96,11 @@ func Serve(ctx context.Context, o Options) error {
 		<-loopDone
 		return err
 	}
-	srv := &http.Server{Handler: api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name), ConnContext: api.ConnContext,
-		ReadHeaderTimeout: 10 * time.Second}
+	handler := api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name)
+	if o.ConfigPath != "" {
+		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+	}
+	srv := &http.Server{Handler: handler, ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(l) }()
 	if local != nil {
@@ -100,6 +108,9 @@ func Serve(ctx context.Context, o Options) error {
 			cancel()
 			runErr0 = err
 		}
+	}
+	if runErr0 == nil {
+		runErr0 = recordConfig(ctx, loop, o.ConfigText)
 	}
 	if o.Ready != nil {
 		o.Ready(socket)
@@ -166,6 +177,31 @@ func devStart(ctx context.Context, loop *server.Loop, local *agent.Local, c *clu
 	return nil
 }
 
+// recordConfig appends text as the configuration in force when the log
+// says another one is (or none yet).
+func recordConfig(ctx context.Context, loop *server.Loop, text string) error {
+	_, err := loop.Do(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
+		if st.Config == text {
+			return nil, nil
+		}
+		return []event.Event{{Type: event.ConfigReloaded, Config: &event.Config{Text: text}}}, nil
+	})
+	return err
+}
+
+// readConfig reads and checks the configuration file at path; it returns
+// its text.
+func readConfig(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if _, _, err := cluster.ParseConfig(path, data); err != nil {
+		return "", err
+	}
+	return string(data), nil
+}
+
 // noAgent stands for remote agents, which are not built yet: placements
 // wait for them (their hosts are unavail, so none is made).
 type noAgent struct{}
@@ -176,14 +212,15 @@ func (noAgent) Kill(event.JobID, int, string)        {}
 // DevCluster returns the configuration of a dev server: one host, this
 // machine (its host name, its cores as slots, its memory in MB as mem),
 // one queue `normal` under firstfit.
-func DevCluster() (*cluster.Cluster, *cluster.Server, error) {
+func DevCluster() (*cluster.Cluster, *cluster.Server, string, error) {
 	name, err := os.Hostname()
 	if err != nil || name == "" {
 		name = "localhost"
 	}
 	text := fmt.Sprintf("hosts:\n  - {name: %q, slots: %d, resources: {mem: %d}}\nqueues:\n  - {name: normal, policy: firstfit}\n",
 		name, runtime.NumCPU(), memMB())
-	return cluster.ParseConfig("dev configuration", []byte(text))
+	c, s, err := cluster.ParseConfig("dev configuration", []byte(text))
+	return c, s, text, err
 }
 
 // memMB returns the machine's memory in MB (MemTotal of /proc/meminfo),

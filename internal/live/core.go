@@ -35,6 +35,7 @@ type Core struct {
 	State   *state.State
 	Sched   *runtime.Scheduler
 	jobs    map[event.JobID]*framework.Job // the scheduler's record of each unfinished job
+	reg     framework.Registry
 }
 
 // New builds the core of cluster c (a configuration: hosts, shared
@@ -53,7 +54,7 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 	if err != nil {
 		return nil, err
 	}
-	k := &Core{Cluster: &cfg, State: st, Sched: sched, jobs: map[event.JobID]*framework.Job{}}
+	k := &Core{Cluster: &cfg, State: st, Sched: sched, jobs: map[event.JobID]*framework.Job{}, reg: reg}
 	for h := range cfg.Hosts {
 		k.setHost(cfg.Hosts[h].Name)
 	}
@@ -188,7 +189,29 @@ func (k *Core) Check(e event.Event) error {
 	if e.Type == event.CycleDecided {
 		return fmt.Errorf("event %d: a cycle's decisions are made by Cycle and folded by Commit", e.Index)
 	}
+	if e.Type == event.ConfigReloaded {
+		if _, err := k.reconfigured(e.Config.Text); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// reconfigured returns the core the configuration text would give: the
+// state as it is, over a scheduler of the new configuration. It fails when
+// the text is not a configuration, or when the state's jobs do not fit it
+// (a running job's host or resource is gone, a job's queue is gone, a
+// request no longer compiles): close a host rather than remove it while
+// jobs run there.
+func (k *Core) reconfigured(text string) (*Core, error) {
+	c, _, err := cluster.ParseConfig("configuration", []byte(text))
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Queues) == 0 {
+		return nil, fmt.Errorf("configuration: it has no queue")
+	}
+	return New(c, k.State, k.reg)
 }
 
 // Precheck validates the events of one request that must be taken all or
@@ -282,6 +305,15 @@ func (k *Core) Apply(e event.Event) error {
 		delete(k.jobs, e.Finished.Job)
 	case event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened:
 		k.setHost(e.Host.Name)
+	case event.ConfigReloaded:
+		// Nothing is lost or restarted: pending jobs are submitted again
+		// and running ones restored with what they hold, over the new
+		// configuration (kept reservations are planned afresh).
+		nk, err := k.reconfigured(e.Config.Text)
+		if err != nil {
+			return fmt.Errorf("the state took the configuration, the scheduler did not: %w", err)
+		}
+		k.Cluster, k.Sched, k.jobs = nk.Cluster, nk.Sched, nk.jobs
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -194,5 +195,51 @@ func TestCycleRecordsChangesOnly(t *testing.T) {
 	c := h.cycle(3)
 	if len(c.Started) != 1 || c.Number != 2 || len(c.Pending) != 0 {
 		t.Errorf("cycle 3: %+v", c)
+	}
+}
+
+// TestReconfigure: a new configuration adds a queue and a host without
+// losing or restarting anything (the running job keeps its slots, the
+// pending one stays pending); one that drops the host a job runs on, or
+// the queue a job waits in, is refused and changes nothing.
+func TestReconfigure(t *testing.T) {
+	h := &harness{t: t, k: newCore(t, state.New())}
+	h.apply(event.Event{Type: event.HostRegistered, Host: &event.Host{Name: "h1"}})
+	h.apply(event.Event{At: 1e9, Type: event.JobSubmitted, Submit: sub(1, 4, "")})
+	h.apply(event.Event{At: 1e9, Type: event.JobSubmitted, Submit: sub(2, 4, "")})
+	h.cycle(1) // job 1 on h1×4, job 2 pends (h2 is unavail)
+	bigger := config + "  - {name: long, priority: 5}\n"
+	bigger = strings.Replace(bigger, "  - {name: h2, slots: 4, resources: {mem: 1000}}\n",
+		"  - {name: h2, slots: 4, resources: {mem: 1000}}\n  - {name: h3, slots: 8, resources: {mem: 1000}}\n", 1)
+	h.apply(event.Event{At: 2e9, Type: event.ConfigReloaded, Config: &event.Config{Text: bigger}})
+	if j := h.k.State.Job(1); j.State != state.Run || j.Attempt != 1 {
+		t.Errorf("job 1 after the reload: %s attempt %d", j.State, j.Attempt)
+	}
+	if len(h.k.Cluster.Hosts) != 3 || len(h.k.Cluster.Queues) != 2 {
+		t.Fatalf("%d hosts, %d queues", len(h.k.Cluster.Hosts), len(h.k.Cluster.Queues))
+	}
+	s3 := sub(3, 1, "")
+	s3.Queue = "long"
+	h.apply(event.Event{At: 3e9, Type: event.JobSubmitted, Submit: s3})
+	h.apply(event.Event{At: 3e9, Type: event.HostRegistered, Host: &event.Host{Name: "h3"}})
+	// h1 is full with job 1; h3 (8 slots) takes job 3 (queue long, priority
+	// 5, first) and job 2.
+	c := h.cycle(3)
+	if len(c.Started) != 2 || c.Started[0].Job != 3 || c.Started[1].Job != 2 || c.Started[1].Hosts[0].Host != "h3" {
+		t.Errorf("cycle after the reload: %+v", c.Started)
+	}
+	before, _ := h.k.State.Marshal()
+	for name, text := range map[string]string{
+		"host h1 gone (job 1 runs there)":  strings.Replace(bigger, "  - {name: h1, slots: 4, resources: {mem: 1000}}\n", "", 1),
+		"queue long gone (job 3 is in it)": strings.Replace(bigger, "  - {name: long, priority: 5}\n", "", 1),
+		"not a configuration":              "hosts: [",
+	} {
+		e := event.Event{Index: h.k.State.Index + 1, At: 4e9, Type: event.ConfigReloaded, Config: &event.Config{Text: text}}
+		if err := h.k.Apply(e); err == nil {
+			t.Errorf("%s: applied", name)
+		}
+	}
+	if after, _ := h.k.State.Marshal(); string(after) != string(before) {
+		t.Error("a refused configuration changed the state")
 	}
 }
