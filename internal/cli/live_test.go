@@ -64,6 +64,15 @@ func TestServeDev(t *testing.T) {
 	if code, _, errs := run("submit", "-R", "rusage[gpu=1]", "--", "true"); code != ExitUsage || !strings.Contains(errs, `unknown resource "gpu"`) {
 		t.Errorf("unknown resource: exit %d, %q", code, errs)
 	}
+	// A pack is taken all or none: a line the server refuses (an unknown
+	// resource) stores nothing, not even the good lines before it.
+	pack := filepath.Join(dir, "jobs.pack")
+	if err := os.WriteFile(pack, []byte("-n 1 true\n-R rusage[gpu=1] true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run("submit", "-pack", pack); code != ExitUsage || !strings.Contains(errs, `unknown resource "gpu"`) {
+		t.Errorf("bad pack: exit %d, %q", code, errs)
+	}
 	type job struct {
 		ID        int64  `json:"id"`
 		State     string `json:"state"`
@@ -96,6 +105,13 @@ func TestServeDev(t *testing.T) {
 	await("jobs 1 and 2 end, job 3 runs", func(js []job) bool {
 		return len(js) == 3 && js[0].State == "DONE" && js[1].State == "EXIT" && js[2].PID != 0
 	})
+	if err := os.WriteFile(pack, []byte("true\n-J second sh -c 'exit 0'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run("submit", "--json", "-pack", pack); code != ExitOK || strings.Join(strings.Fields(out), "") != `{"ids":[4,5]}` {
+		t.Errorf("good pack: exit %d, %q %q", code, out, errs)
+	}
+	await("the pack's jobs end", func(js []job) bool { return len(js) == 5 && js[3].State == "DONE" && js[4].State == "DONE" })
 	if code, out, errs := run("kill", "3"); code != ExitOK || out != "Job <3> is being terminated\n" {
 		t.Errorf("kill: exit %d, %q %q", code, out, errs)
 	}
@@ -139,11 +155,11 @@ func TestServeDev(t *testing.T) {
 		t.Errorf("closing an unknown host: exit %d, want %d", code, ExitFailure)
 	}
 	run("submit", "--", "true")
-	await("job 4 pends on the closed host", func(js []job) bool {
-		return len(js) == 4 && js[3].State == "PEND" && js[3].Reason == "NoHostMatch"
+	await("job 6 pends on the closed host", func(js []job) bool {
+		return len(js) == 6 && js[5].State == "PEND" && js[5].Reason == "NoHostMatch"
 	})
 	run("host", "open", host)
-	await("job 4 runs once the host is open", func(js []job) bool { return js[3].State == "DONE" })
+	await("job 6 runs once the host is open", func(js []job) bool { return js[5].State == "DONE" })
 }
 
 // TestReconfig runs `xce serve --config FILE --data DIR` (no agent: its
