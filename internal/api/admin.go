@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/limitview"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/state"
 )
@@ -197,4 +198,42 @@ func (h *Handler) reconfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, http.StatusOK, map[string]bool{"reloaded": true})
+}
+
+// LimitInfo is one limit instance as GET /v1/limits shows it (LSF's
+// blimits): its consumers and, per limited resource in the limit's order,
+// what is used and the maximum.
+type LimitInfo struct {
+	Name     string       `json:"name"`
+	Users    string       `json:"users"`
+	Queues   string       `json:"queues"`
+	Hosts    string       `json:"hosts"`
+	Projects string       `json:"projects"`
+	Usage    []LimitUsage `json:"usage"`
+}
+
+// LimitUsage is one limited resource of an instance.
+type LimitUsage struct {
+	Resource string  `json:"resource"`
+	Used     float64 `json:"used"`
+	Max      float64 `json:"max"`
+}
+
+// LimitsReply is the answer to GET /v1/limits.
+type LimitsReply struct {
+	Limits []LimitInfo `json:"limits"`
+}
+
+func (h *Handler) limits(w http.ResponseWriter, _ *http.Request) {
+	rep := LimitsReply{Limits: []LimitInfo{}}
+	h.loop.View(func(k *live.Core) {
+		for _, r := range limitview.Rows(k.Sched) {
+			li := LimitInfo{Name: r.Name, Users: r.Users, Queues: r.Queues, Hosts: r.Hosts, Projects: r.Projects}
+			for i, res := range r.Resources {
+				li.Usage = append(li.Usage, LimitUsage{Resource: res, Used: r.Used[i], Max: r.Max[i]})
+			}
+			rep.Limits = append(rep.Limits, li)
+		}
+	})
+	reply(w, http.StatusOK, rep)
 }

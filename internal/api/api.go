@@ -72,6 +72,7 @@ func NewHandler(loop *server.Loop, log EventReader, admins []string, queue strin
 	h.mux.HandleFunc("POST /v1/hosts/{name}/open", h.hostStatus(event.HostOpened))
 	h.mux.HandleFunc("GET /v1/queues", h.queues)
 	h.mux.HandleFunc("POST /v1/reconfig", h.reconfig)
+	h.mux.HandleFunc("GET /v1/limits", h.limits)
 	return h
 }
 

@@ -210,12 +210,17 @@ func TestReconfig(t *testing.T) {
 	if code, _, errs := run("submit", "-q", "long", "--", "true"); code != ExitUsage || !strings.Contains(errs, `queue "long" does not exist`) {
 		t.Errorf("submit to a queue not yet configured: exit %d, %q", code, errs)
 	}
-	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}, {name: long}]\n")
+	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}, {name: long}]\nlimits: [{name: L, per_user: all, slots: 2}]\n")
 	if code, out, errs := run("reconfig"); code != ExitOK || out != "Configuration reloaded\n" {
 		t.Fatalf("reconfig: exit %d, %q %q", code, out, errs)
 	}
 	if code, out, errs := run("submit", "-q", "long", "--", "true"); code != ExitOK || out != "Job <1> is submitted to queue <long>.\n" {
 		t.Errorf("submit to the new queue: exit %d, %q %q", code, out, errs)
+	}
+	// The live limits: L, no instance in use yet (the host is unavail).
+	want := "NAME  USERS  QUEUES  HOSTS  PROJECTS  USED/MAX\nL     all    -       -      -         slots=0/2\n"
+	if code, out, errs := run("limits"); code != ExitOK || out != want {
+		t.Errorf("limits: exit %d, %q %q, want %q", code, out, errs, want)
 	}
 	write("hosts: [{name: h1, slots: 4}\n")
 	if code, _, errs := run("reconfig"); code != ExitUsage || !strings.Contains(errs, "cluster.yaml:") {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/limitview"
 )
 
 // Client talks to one server.
@@ -154,4 +155,22 @@ func (c *Client) SetHost(ctx context.Context, name string, open bool) error {
 func (c *Client) Reconfig(ctx context.Context) error {
 	var rep map[string]bool
 	return c.do(ctx, http.MethodPost, "/v1/reconfig", nil, &rep)
+}
+
+// Limits returns each limit instance's usage now (GET /v1/limits).
+func (c *Client) Limits(ctx context.Context) ([]limitview.Row, error) {
+	var rep api.LimitsReply
+	if err := c.do(ctx, http.MethodGet, "/v1/limits", nil, &rep); err != nil {
+		return nil, err
+	}
+	rows := make([]limitview.Row, len(rep.Limits))
+	for i, l := range rep.Limits {
+		rows[i] = limitview.Row{Name: l.Name, Users: l.Users, Queues: l.Queues, Hosts: l.Hosts, Projects: l.Projects}
+		for _, u := range l.Usage {
+			rows[i].Resources = append(rows[i].Resources, u.Resource)
+			rows[i].Used = append(rows[i].Used, u.Used)
+			rows[i].Max = append(rows[i].Max, u.Max)
+		}
+	}
+	return rows, nil
 }
