@@ -55,6 +55,10 @@ func (s *Scheduler) admit(job *framework.Job) {
 	s.future = slices.Insert(s.future, i, job)
 }
 
+// Waiting returns how many jobs are waiting for a cycle: pending, or
+// submitted and not yet considered. A cycle with none has nothing to do.
+func (s *Scheduler) Waiting() int { return len(s.pending) + len(s.future) - s.next }
+
 // Cancel ends a pending job without running it (killed before it
 // started): it leaves the pending jobs, its reservation goes, and it is
 // Done with End = now and no allocation. Jobs that waited behind its

@@ -217,8 +217,17 @@ func TestReconfig(t *testing.T) {
 	if code, out, errs := run("submit", "-q", "long", "--", "true"); code != ExitOK || out != "Job <1> is submitted to queue <long>.\n" {
 		t.Errorf("submit to the new queue: exit %d, %q %q", code, out, errs)
 	}
-	// The live limits: L, no instance in use yet (the host is unavail).
-	want := "NAME  USERS  QUEUES  HOSTS  PROJECTS  USED/MAX\nL     all    -       -      -         slots=0/2\n"
+	// The live limits, once a cycle has considered job 1 (it pends: the
+	// host is unavail): L's instance for root, with nothing used.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, out, _ := run("jobs", "-u", "all", "--json"); strings.Contains(out, `"reason": "NoHostMatch"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("job 1 was not considered within 10 s")
+		}
+	}
+	want := "NAME  USERS  QUEUES  HOSTS  PROJECTS  USED/MAX\nL     root   -       -      -         slots=0/2\n"
 	if code, out, errs := run("limits"); code != ExitOK || out != want {
 		t.Errorf("limits: exit %d, %q %q, want %q", code, out, errs, want)
 	}

@@ -143,6 +143,13 @@ func (l *Loop) Run(ctx context.Context) error {
 			timer.Reset(wait)
 			continue
 		}
+		if l.waiting() == 0 {
+			// Nothing to place: no cycle (the next submit may then be
+			// placed at once).
+			dirty = false
+			timer.Reset(time.Duration(idle))
+			continue
+		}
 		if err := l.cycle(ctx, now); err != nil {
 			return err
 		}
@@ -242,6 +249,13 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 		l.dispatch.Start(p, &k.State.Job(p.Job).Submit)
 	}
 	return nil
+}
+
+// waiting returns how many jobs wait for a cycle.
+func (l *Loop) waiting() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.core.Sched.Waiting()
 }
 
 // drain answers the requests still waiting with ErrStopped.
