@@ -3,8 +3,11 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"os/user"
 	"strconv"
+	"time"
 
+	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/limitview"
 	"github.com/xce-sched/xce/internal/live"
@@ -236,4 +239,53 @@ func (h *Handler) limits(w http.ResponseWriter, _ *http.Request) {
 		}
 	})
 	reply(w, http.StatusOK, rep)
+}
+
+// TokenRequest is the body of POST /v1/tokens: the user a token is for and
+// its lifetime in seconds (default a day).
+type TokenRequest struct {
+	User string `json:"user"`
+	TTL  int64  `json:"ttl,omitempty"`
+}
+
+// TokenReply is the answer to POST /v1/tokens.
+type TokenReply struct {
+	Token   string `json:"token"`
+	Expires int64  `json:"expires"` // Unix seconds
+}
+
+// token issues a token for a user of this machine (administrators only):
+// the user's uid and gid come from the user database.
+func (h *Handler) token(w http.ResponseWriter, r *http.Request) {
+	c, _ := callerOf(r.Context())
+	if !h.admin(c) {
+		fail(w, &Error{Status: http.StatusForbidden, Msg: "only an administrator may create tokens"})
+		return
+	}
+	if h.Tokens == nil {
+		fail(w, &Error{Status: http.StatusConflict, Msg: "this server issues no tokens"})
+		return
+	}
+	var req TokenRequest
+	if err := decode(w, r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	ttl := time.Duration(req.TTL) * time.Second
+	if req.TTL == 0 {
+		ttl = 24 * time.Hour
+	}
+	u, err := user.Lookup(req.User)
+	if err != nil {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("no user %q on the server's machine", req.User), Field: "user"})
+		return
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	tok, err := h.Tokens.Issue(auth.Identity{User: u.Username, UID: uint32(uid), GID: uint32(gid)}, ttl)
+	if err != nil {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error(), Field: "ttl"})
+		return
+	}
+	reply(w, http.StatusOK, TokenReply{Token: tok, Expires: time.Now().Add(ttl).Unix()})
 }

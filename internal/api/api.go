@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/server"
@@ -45,6 +46,8 @@ type Handler struct {
 	// Reconfig, when set, reads and checks the configuration file again
 	// and returns its text (POST /v1/reconfig); nil: nothing to reload.
 	Reconfig func() (string, error)
+	// Tokens, when set, issues tokens for TCP clients (POST /v1/tokens).
+	Tokens *auth.Issuer
 
 	loop   *server.Loop
 	log    EventReader
@@ -73,6 +76,7 @@ func NewHandler(loop *server.Loop, log EventReader, admins []string, queue strin
 	h.mux.HandleFunc("GET /v1/queues", h.queues)
 	h.mux.HandleFunc("POST /v1/reconfig", h.reconfig)
 	h.mux.HandleFunc("GET /v1/limits", h.limits)
+	h.mux.HandleFunc("POST /v1/tokens", h.token)
 	return h
 }
 

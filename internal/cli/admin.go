@@ -121,3 +121,34 @@ than remove it) and nothing changes.`,
 	serverFlag(cmd, &server)
 	return cmd
 }
+
+func newTokenCmd() *cobra.Command {
+	var server, user string
+	var ttl time.Duration
+	create := &cobra.Command{
+		Use:   "create --user USER [--ttl DURATION]",
+		Short: "Create a token for a user, for clients over TCP (administrators)",
+		Long: `Print a token that identifies USER (a user of the server's machine) to the
+server over TCP, valid for --ttl (default 24h, at most 366 days; as Go
+writes durations: 90m, 720h). Give it to the user's client in $XCE_TOKEN or
+a --token-file.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if user == "" {
+				return badInput(fmt.Errorf("--user is required"))
+			}
+			rep, err := client.New(client.Socket(server)).Token(cmd.Context(), user, ttl)
+			if err != nil {
+				return serverError(err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), rep.Token)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&user, "user", "", "the user the token is for")
+	create.Flags().DurationVar(&ttl, "ttl", 24*time.Hour, "how long the token is valid")
+	serverFlag(create, &server)
+	cmd := &cobra.Command{Use: "token", Short: "Manage tokens for clients over TCP"}
+	cmd.AddCommand(create)
+	return cmd
+}

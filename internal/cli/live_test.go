@@ -148,6 +148,15 @@ func TestServeDev(t *testing.T) {
 		}
 		return
 	}
+	if code, out, errs := run("token", "create", "--user", "root", "--ttl", "1h"); code != ExitOK || strings.Count(out, ".") != 2 {
+		t.Errorf("token create: exit %d, %q %q", code, out, errs)
+	}
+	if code, _, errs := run("token", "create", "--user", "root", "--ttl", "9000h"); code != ExitUsage || !strings.Contains(errs, "at most") {
+		t.Errorf("token create for too long: exit %d, %q", code, errs)
+	}
+	if code, _, _ := run("token", "create", "--user", "no-such-user-xce"); code != ExitUsage {
+		t.Errorf("token create for an unknown user: exit %d, want %d", code, ExitUsage)
+	}
 	if code, out, errs := run("host", "close", host); code != ExitOK {
 		t.Fatalf("host close: exit %d, %q %q", code, out, errs)
 	}

@@ -81,6 +81,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newQueuesCmd(),
 		newHostCmd(),
 		newReconfigCmd(),
+		newTokenCmd(),
 	)
 	return root
 }

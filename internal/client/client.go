@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/limitview"
@@ -173,4 +174,11 @@ func (c *Client) Limits(ctx context.Context) ([]limitview.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// Token asks for a token for user, valid for ttl (administrators only).
+func (c *Client) Token(ctx context.Context, user string, ttl time.Duration) (api.TokenReply, error) {
+	var rep api.TokenReply
+	err := c.do(ctx, http.MethodPost, "/v1/tokens", api.TokenRequest{User: user, TTL: int64(ttl / time.Second)}, &rep)
+	return rep, err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/internal/agent"
 	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/server"
@@ -99,6 +100,11 @@ func Serve(ctx context.Context, o Options) error {
 	handler := api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name)
 	if o.ConfigPath != "" {
 		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+	}
+	if handler.Tokens, err = auth.LoadKey(o.DataDir); err != nil {
+		stopLoop()
+		<-loopDone
+		return err
 	}
 	srv := &http.Server{Handler: handler, ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)

@@ -1,0 +1,90 @@
+package auth
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TestIssueVerify: a token issued for alice says alice; one signed with
+// another key, expired, with another algorithm, with "none", or tampered
+// with is refused.
+func TestIssueVerify(t *testing.T) {
+	dir := t.TempDir()
+	is, err := LoadKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, KeyFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	again, err := LoadKey(dir)
+	if err != nil || string(again.key) != string(is.key) {
+		t.Fatalf("the key is not kept: %v", err)
+	}
+	tok, err := is.Issue(Identity{User: "alice", UID: 1001, GID: 100}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := is.Verify(tok); err != nil || id != (Identity{User: "alice", UID: 1001, GID: 100}) {
+		t.Errorf("verify: %+v, %v", id, err)
+	}
+	other, _ := LoadKey(t.TempDir())
+	if _, err := other.Verify(tok); err == nil {
+		t.Error("another key's issuer accepted the token")
+	}
+	parts := strings.Split(tok, ".")
+	payload := []byte(parts[1])
+	payload[10] ^= 1 // one bit of the claims changed (still base64url)
+	if payload[10] == '-' || payload[10] == '_' {
+		payload[10] = 'A'
+	}
+	tampered := parts[0] + "." + string(payload) + "." + parts[2]
+	if _, err := is.Verify(tampered); err == nil {
+		t.Error("a tampered token was accepted")
+	}
+	later := *is
+	later.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	if _, err := later.Verify(tok); err == nil {
+		t.Error("an expired token was accepted")
+	}
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "root", "iss": "xce", "exp": time.Now().Add(time.Hour).Unix()}).
+		SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if _, err := is.Verify(none); err == nil {
+		t.Error("an unsigned (alg none) token was accepted")
+	}
+	hs512, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, jwt.MapClaims{"sub": "root", "iss": "xce", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(is.key)
+	if _, err := is.Verify(hs512); err == nil {
+		t.Error("an HS512 token was accepted")
+	}
+	for _, ttl := range []time.Duration{0, -time.Second, MaxTTL + time.Second} {
+		if _, err := is.Issue(Identity{User: "alice"}, ttl); err == nil {
+			t.Errorf("ttl %v accepted", ttl)
+		}
+	}
+}
+
+// TestLoadKeyRefuses: a key others may read, or a file that is not a key,
+// is refused.
+func TestLoadKeyRefuses(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, KeyFile)
+	if err := os.WriteFile(path, []byte(strings.Repeat("ab", 32)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadKey(dir); err == nil || !strings.Contains(err.Error(), "owner only") {
+		t.Errorf("a world-readable key: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("not a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o600)
+	if _, err := LoadKey(dir); err == nil || !strings.Contains(err.Error(), "not a signing key") {
+		t.Errorf("a file that is not a key: %v", err)
+	}
+}
