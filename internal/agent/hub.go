@@ -19,7 +19,7 @@ var (
 	// ErrUnknownHost: the name is not a host of the configuration (404).
 	ErrUnknownHost = errors.New("not a host of the cluster's configuration")
 	// ErrRegister: the session is not known (the server restarted, or the
-	// host was lost): the agent must register again (409).
+	// host was lost): the agent must register again (410).
 	ErrRegister = errors.New("not registered: register again")
 	// ErrSuperseded: another agent registered for the host since (409).
 	ErrSuperseded = errors.New("another agent registered for this host")

@@ -68,8 +68,9 @@ type Remote struct {
 	heartbeat time.Duration
 }
 
-// Errors after which Run gives up (wrapped): the server refused the
-// agent's token, its host name, or another agent took its host.
+// ErrRefused is what Run gives up with (wrapped): the server refused the
+// agent's token, its host name or a request, or another agent took its
+// host.
 var ErrRefused = errors.New("the server refused the agent")
 
 // NewRemote prepares an agent: it takes Dir (and its lock: one agent per
