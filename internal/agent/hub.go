@@ -357,12 +357,18 @@ func (h *Hub) Monitor(ctx context.Context) {
 		}
 	}
 	h.mu.Unlock()
-	for name := range h.hosts {
-		if !up[name] {
+	for name, e := range h.hosts {
+		// Under the host's op lock, as a registration is: a host whose
+		// agent registered meanwhile is up, and keeps its jobs.
+		e.op.Lock()
+		down := false
+		h.o.View(func(st *state.State) { s := st.Host(name); down = s == nil || !s.Up })
+		if down {
 			if err := h.endJobs(ctx, name, ReasonHostLost); err != nil {
 				h.o.Logf("host %s: %v", name, err)
 			}
 		}
+		e.op.Unlock()
 	}
 	tick := min(max(h.o.HeartbeatTimeout/4, 5*time.Millisecond), time.Second)
 	t := time.NewTicker(tick)

@@ -70,8 +70,11 @@ func openJournal(dir string) (*journal, error) {
 			return nil, fmt.Errorf("agent journal: %w", err)
 		}
 		e := &entry{}
-		if err := json.Unmarshal(b, e); err != nil || e.Job < 1 || e.Attempt < 1 || n.Name() != fileName(key{e.Job, e.Attempt}) {
-			return nil, fmt.Errorf("agent journal: %s: not an entry (%v)", n.Name(), err)
+		if err := json.Unmarshal(b, e); err != nil {
+			return nil, fmt.Errorf("agent journal: %s: %w", n.Name(), err)
+		}
+		if e.Job < 1 || e.Attempt < 1 || n.Name() != fileName(key{e.Job, e.Attempt}) {
+			return nil, fmt.Errorf("agent journal: %s holds job %d attempt %d", n.Name(), e.Job, e.Attempt)
 		}
 		j.entries[key{e.Job, e.Attempt}] = e
 	}

@@ -120,7 +120,7 @@ func Serve(ctx context.Context, o Options) error {
 		go func() { hub.Monitor(ctx); close(monitorDone) }()
 		// An agent's poll ends with ctx (BaseContext), so Shutdown need
 		// not wait for it.
-		tcpSrv = &http.Server{Handler: tcpHandler, ReadHeaderTimeout: 10 * time.Second,
+		tcpSrv = &http.Server{Handler: tcpHandler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return ctx }}
 		go func() { tcpDone <- tcpSrv.Serve(tcp) }()
 	}
