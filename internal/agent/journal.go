@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/launch"
@@ -120,7 +121,7 @@ func (j *journal) take(k key) bool {
 	e := &entry{Job: k.job, Attempt: k.attempt}
 	j.entries[k] = e
 	if err := j.writeLocked(e); err != nil {
-		e.End = &Report{Kind: KindFinished, Job: k.job, Attempt: k.attempt, ExitCode: -1, Reason: "not started: " + err.Error()}
+		e.End = &Report{Kind: KindFinished, Job: k.job, Attempt: k.attempt, ExitCode: -1, Reason: clipReason("not started: " + err.Error())}
 		j.notify()
 		return false
 	}
@@ -152,12 +153,13 @@ func (j *journal) started(k key, proc *launch.Process) error {
 	return errors.Join(serr, j.writeLocked(e))
 }
 
-// end records how k ended.
+// end records how k ended. A reason longer than a report takes is cut.
 func (j *journal) end(k key, r Report) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	e := j.entries[k]
 	r.Kind, r.Job, r.Attempt = KindFinished, k.job, k.attempt
+	r.Reason = clipReason(r.Reason)
 	e.End, e.proc = &r, nil
 	j.notify()
 	return j.writeLocked(e)
@@ -198,6 +200,21 @@ func (j *journal) stop() time.Duration {
 		}
 	}
 	return j.grace
+}
+
+// clipReason makes s a reason a report takes: valid UTF-8 (JSON would
+// replace each bad byte with 3 bytes), at most MaxReason bytes, cut at a
+// rune boundary.
+func clipReason(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= MaxReason {
+		return s
+	}
+	i := MaxReason - 3
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 func (j *journal) isStopping() bool {

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xce-sched/xce/internal/launch"
 )
@@ -99,5 +101,23 @@ func TestJournal(t *testing.T) {
 	}
 	if len(logged) != 1 {
 		t.Errorf("logged %q, want one kill", logged)
+	}
+}
+
+// TestClipReason: a reason is made valid UTF-8 and cut to MaxReason bytes
+// at a rune boundary.
+func TestClipReason(t *testing.T) {
+	long := strings.Repeat("a", MaxReason-4) + "éé" + "x" // é is 2 bytes; the cut falls inside the first
+	for in, want := range map[string]string{
+		"killed":                         "killed",
+		"bad \xff byte":                  "bad ? byte",
+		strings.Repeat("x", MaxReason):   strings.Repeat("x", MaxReason),
+		strings.Repeat("x", MaxReason+1): strings.Repeat("x", MaxReason-3) + "...",
+		long:                             strings.Repeat("a", MaxReason-4) + "...",
+	} {
+		got := clipReason(in)
+		if got != want || len(got) > MaxReason || !utf8.ValidString(got) {
+			t.Errorf("clipReason(%.20q...) = %.20q... (%d bytes), want %.20q... (%d bytes)", in, got, len(got), want, len(want))
+		}
 	}
 }

@@ -47,6 +47,9 @@ func (l *Leave) Validate() error {
 // finished together.
 const MaxRunning = 100_000
 
+// MaxReason is the longest reason a Report may give, in bytes.
+const MaxReason = 1024
+
 // Running is an attempt an agent runs: PID is its process (group) id, 0
 // while it is being started.
 type Running struct {
@@ -187,7 +190,7 @@ func (r *Report) check() error {
 		return fmt.Errorf("job %d attempt %d", r.Job, r.Attempt)
 	case r.Kind == KindStarted && (r.PID < 1 || r.ExitCode != 0 || r.Signal != "" || r.Reason != "" || r.Lost):
 		return fmt.Errorf("a start has a pid > 0 and nothing else, got pid %d", r.PID)
-	case len(r.Signal) > 32 || len(r.Reason) > 1024:
+	case len(r.Signal) > 32 || len(r.Reason) > MaxReason:
 		return errors.New("signal or reason too long")
 	}
 	return nil

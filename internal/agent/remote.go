@@ -209,7 +209,12 @@ func (r *Remote) exchange(ctx context.Context, poll bool) error {
 	for _, rep := range r.j.pending() {
 		rep.Name, rep.Session = r.o.Name, r.session
 		var out ReportReply
-		if err := r.call(ctx, http.MethodPost, PathReport, rep, &out); err != nil {
+		var se *statusError
+		if err := r.call(ctx, http.MethodPost, PathReport, rep, &out); errors.As(err, &se) && se.status == http.StatusBadRequest {
+			// Sending it again would not help: the server will end the
+			// job as lost when the agent next registers without it.
+			r.o.Logf("job %d attempt %d: the server refused the report: %v", rep.Job, rep.Attempt, err)
+		} else if err != nil {
 			return err
 		}
 		r.j.reported(rep)
