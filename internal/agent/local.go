@@ -1,7 +1,10 @@
 // Package agent runs the jobs the server places on a host and reports
 // their starts and ends back as events. Local is the agent inside the
 // server's own process (`xce serve --dev`, and the tests): it gets its
-// orders straight from the loop and reports through it.
+// orders straight from the loop and reports through it. Remote is the
+// agent of one host in a process of its own (`xce agent`), and Hub the
+// server's side of the remote agents, over the protocol of proto.go
+// (docs/daemon.md, "Remote agents"; docs/api.md, "Agents").
 package agent
 
 import (

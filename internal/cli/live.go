@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -43,10 +44,10 @@ func serverFlag(cmd *cobra.Command, to *string) {
 }
 
 func newServeCmd() *cobra.Command {
-	var config, data string
+	var config, data, listen, cert, key string
 	var dev bool
 	cmd := &cobra.Command{
-		Use:   "serve (--dev | --config FILE --data DIR)",
+		Use:   "serve (--dev | --config FILE --data DIR [--listen ADDR] [--tls-cert FILE --tls-key FILE])",
 		Short: "Run the live scheduler's server",
 		Long: `Run the live scheduler: the event log in the data directory, the API on the
 data directory's Unix socket (xce.sock). With --dev, a one-host cluster of
@@ -54,7 +55,11 @@ this machine (its cores as slots, its memory) with the agent inside this
 process and the invoking user's jobs allowed (root included); its data
 goes to a fixed temporary directory, where 'xce submit' and the other
 commands find it without any setting, unless --data says otherwise.
-SIGINT or SIGTERM stops it cleanly (a dev server's jobs are killed).
+With --config, the hosts' agents ('xce agent') connect on --listen
+(default ` + api.DefaultListen + `) with the token the server writes to
+DIR/agent.token at its first start.
+SIGINT or SIGTERM stops it cleanly (a dev server's jobs are killed; a
+configured cluster's jobs go on under their agents).
 docs/daemon.md describes the configuration and what is not built yet.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,7 +70,10 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			switch {
 			case dev && config != "":
 				return badInput(errors.New("--dev runs this machine as the cluster: give --dev or --config, not both"))
+			case dev && (cmd.Flags().Changed("listen") || cert != "" || key != ""):
+				return badInput(errors.New("--dev runs its agent inside the server: --listen, --tls-cert and --tls-key are for a configured cluster"))
 			case dev:
+				listen = ""
 				c, s, text, err = daemon.DevCluster()
 				if data == "" {
 					data = filepath.Dir(client.DevSocket(os.Getuid()))
@@ -87,16 +95,36 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, ConfigPath: config, DataDir: data, Dev: dev, Ready: func(socket string) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "xce: serving on %s\n", socket)
-			}})
+			errOut := cmd.ErrOrStderr()
+			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key,
+				Logf: logTo(errOut),
+				Ready: func(socket, addr string) {
+					if addr != "" {
+						fmt.Fprintf(errOut, "xce: serving on %s, agents on %s\n", socket, addr)
+						return
+					}
+					fmt.Fprintf(errOut, "xce: serving on %s\n", socket)
+				}})
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&dev, "dev", false, "a one-host cluster of this machine, with the agent inside the server")
 	fl.StringVar(&config, "config", "", "the cluster configuration (docs/daemon.md)")
-	fl.StringVar(&data, "data", "", "the data directory: event log and socket")
+	fl.StringVar(&data, "data", "", "the data directory: event log, socket, agent token")
+	fl.StringVar(&listen, "listen", api.DefaultListen, "the TCP address for agents (not with --dev); not loopback: needs --tls-cert and --tls-key")
+	fl.StringVar(&cert, "tls-cert", "", "the TCP listener's TLS certificate chain (PEM)")
+	fl.StringVar(&key, "tls-key", "", "the TCP listener's TLS private key (PEM)")
 	return cmd
+}
+
+// logTo returns a log function writing "xce: " lines to w, one at a time.
+func logTo(w io.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "xce: "+format+"\n", args...)
+	}
 }
 
 func newJobsCmd() *cobra.Command {

@@ -193,7 +193,7 @@ func TestReconfig(t *testing.T) {
 	served := make(chan int, 1)
 	var serveErr bytes.Buffer
 	go func() {
-		served <- Run(ctx, []string{"serve", "--config", config, "--data", data}, &bytes.Buffer{}, &serveErr)
+		served <- Run(ctx, []string{"serve", "--config", config, "--data", data, "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, &serveErr)
 	}()
 	defer func() {
 		cancel()

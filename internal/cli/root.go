@@ -73,6 +73,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newLimitsCmd(),
 		newSimCmd(),
 		newServeCmd(),
+		newAgentCmd(),
 		newSubmitCmd(),
 		newJobsCmd(),
 		newKillCmd(),

@@ -33,7 +33,7 @@ func serveForBench(b *testing.B) (string, func()) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, Options{Cluster: c, Server: s, DataDir: filepath.Join(dir, "data"), Ready: func(sock string) { ready <- sock }})
+		done <- Serve(ctx, Options{Cluster: c, Server: s, DataDir: filepath.Join(dir, "data"), Ready: func(sock, _ string) { ready <- sock }})
 	}()
 	select {
 	case sock := <-ready:

@@ -1,7 +1,7 @@
 // Package daemon assembles `xce serve`: the store in the data directory,
 // the state recovered from it, the core, the loop, the API on the data
 // directory's Unix socket and, for a dev server, the agent inside the
-// process.
+// process; else the hub of the remote agents on a TCP listener.
 package daemon
 
 import (
@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,8 +47,17 @@ type Options struct {
 	// configuration (a dev server's one host is this machine), and lets
 	// root's jobs run.
 	Dev bool
-	// Ready, when set, is called once the socket accepts requests.
-	Ready func(socket string)
+	// Listen is the TCP address where remote agents connect (not for a
+	// dev server; "" for none: then no job runs). An address that is not
+	// loopback needs TLSCert and TLSKey (PEM files). The agent token is
+	// DataDir/agent.token, made at the first start.
+	Listen          string
+	TLSCert, TLSKey string
+	// Logf, when set, logs the remote agents' registrations and losses.
+	Logf func(format string, args ...any)
+	// Ready, when set, is called once the socket (and the TCP listener,
+	// at addr, "" without one) accept requests.
+	Ready func(socket, addr string)
 }
 
 // Serve runs a server until ctx ends (then it returns nil, after killing
@@ -80,10 +90,20 @@ func Serve(ctx context.Context, o Options) error {
 		return loop.Do(ctx, mk)
 	}
 	var local *agent.Local
+	var hub *agent.Hub
+	var tcp net.Listener
+	var tcpHandler http.Handler
 	var dispatch server.Dispatch = noAgent{}
-	if o.Dev {
+	switch {
+	case o.Dev:
 		local = agent.NewLocal(loopCtx, report, filepath.Join(o.DataDir, "work"), o.Server.KillGrace, true)
 		dispatch = local
+	case o.Listen != "":
+		if tcp, hub, tcpHandler, err = remoteAgents(o, report, &loop); err != nil {
+			return err
+		}
+		defer tcp.Close()
+		dispatch = hub
 	}
 	loop = server.NewLoop(core, log, dispatch, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
 	loopDone := make(chan error, 1)
@@ -96,6 +116,19 @@ func Serve(ctx context.Context, o Options) error {
 		stopLoop()
 		<-loopDone
 		return err
+	}
+	var tcpSrv *http.Server
+	tcpDone := make(chan error, 1)
+	monitorDone := make(chan struct{})
+	if hub == nil {
+		close(monitorDone)
+	} else {
+		go func() { hub.Monitor(ctx); close(monitorDone) }()
+		// An agent's poll ends with ctx (BaseContext), so Shutdown need
+		// not wait for it.
+		tcpSrv = &http.Server{Handler: tcpHandler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+			BaseContext: func(net.Listener) context.Context { return ctx }}
+		go func() { tcpDone <- tcpSrv.Serve(tcp) }()
 	}
 	handler := api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name)
 	if o.ConfigPath != "" {
@@ -119,7 +152,11 @@ func Serve(ctx context.Context, o Options) error {
 		runErr0 = recordConfig(ctx, loop, o.ConfigText)
 	}
 	if o.Ready != nil {
-		o.Ready(socket)
+		addr := ""
+		if tcp != nil {
+			addr = tcp.Addr().String()
+		}
+		o.Ready(socket, addr)
 	}
 	runErr := runErr0
 	select {
@@ -131,10 +168,17 @@ func Serve(ctx context.Context, o Options) error {
 			runErr = err
 		}
 		serveDone <- err
+	case err := <-tcpDone:
+		runErr = err
 	}
+	cancel() // ends the agents' polls and the heartbeat monitor
 	shut, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer done()
 	_ = srv.Shutdown(shut)
+	if tcpSrv != nil {
+		_ = tcpSrv.Shutdown(shut)
+	}
+	<-monitorDone
 	if local != nil {
 		// A dev server's jobs are its children: they end with it, and
 		// their ends are recorded while the loop still runs.
@@ -208,8 +252,31 @@ func readConfig(path string) (string, error) {
 	return string(data), nil
 }
 
-// noAgent stands for remote agents, which are not built yet: placements
-// wait for them (their hosts are unavail, so none is made).
+// remoteAgents makes the agent token (DATA/agent.token), listens on
+// o.Listen and returns the listener, the hub of the remote agents (which
+// reports through report and reads the state through *loop once it is
+// made) and the listener's handler.
+func remoteAgents(o Options, report agent.Reporter, loop **server.Loop) (net.Listener, *agent.Hub, http.Handler, error) {
+	tok, err := agent.LoadToken(filepath.Join(o.DataDir, "agent.token"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l, err := api.ListenTCP(o.Listen, o.TLSCert, o.TLSKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	names := make([]string, len(o.Cluster.Hosts))
+	for i, h := range o.Cluster.Hosts {
+		names[i] = h.Name
+	}
+	hub := agent.NewHub(agent.HubOptions{Hosts: names, Do: report,
+		View:             func(fn func(*state.State)) { (*loop).View(func(k *live.Core) { fn(k.State) }) },
+		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
+	return l, hub, api.NewTCPHandler(hub, tok), nil
+}
+
+// noAgent stands for the agents of a server without a TCP listener:
+// placements wait for them (their hosts are unavail, so none is made).
 type noAgent struct{}
 
 func (noAgent) Start(event.Placement, *event.Submit) {}

@@ -28,7 +28,7 @@ func BenchmarkIdleLatency(b *testing.B) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, Options{Cluster: c, Server: s, ConfigText: text, DataDir: data, Dev: true, Ready: func(sock string) { ready <- sock }})
+		done <- Serve(ctx, Options{Cluster: c, Server: s, ConfigText: text, DataDir: data, Dev: true, Ready: func(sock, _ string) { ready <- sock }})
 	}()
 	sock := <-ready
 	cl := client.New(sock)

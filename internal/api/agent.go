@@ -1,0 +1,153 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/server"
+)
+
+// NewTCPHandler returns the handler of the server's TCP listener: the
+// agent routes (docs/api.md, "Agents") over hub, for callers presenting
+// token as "Authorization: Bearer TOKEN"; every other route answers 401,
+// since TCP callers have no identity yet (client tokens are not built).
+func NewTCPHandler(hub *agent.Hub, token string) http.Handler {
+	a := &agentHandler{hub: hub, token: token, mux: http.NewServeMux()}
+	a.mux.HandleFunc("POST "+agent.PathRegister, a.register)
+	a.mux.HandleFunc("GET "+agent.PathOrders, a.orders)
+	a.mux.HandleFunc("POST "+agent.PathReport, a.report)
+	a.mux.HandleFunc("POST "+agent.PathLeave, a.leave)
+	return a
+}
+
+type agentHandler struct {
+	hub   *agent.Hub
+	token string
+	mux   *http.ServeMux
+}
+
+func (a *agentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, "/v1/agent/") {
+		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: this listener serves agents only; connect through the server's socket"})
+		return
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || !agent.TokenEqual(tok, a.token) {
+		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no or wrong agent token"})
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// agentFail answers an error of the hub with its status.
+func agentFail(w http.ResponseWriter, err error) {
+	status := http.StatusBadRequest
+	switch {
+	case errors.Is(err, agent.ErrUnknownHost):
+		status = http.StatusNotFound
+	case errors.Is(err, agent.ErrRegister):
+		status = http.StatusGone
+	case errors.Is(err, agent.ErrSuperseded):
+		status = http.StatusConflict
+	case errors.Is(err, server.ErrStopped), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		status = http.StatusServiceUnavailable
+	}
+	fail(w, &Error{Status: status, Msg: err.Error()})
+}
+
+// decodeRegister reads and checks the body of a registration.
+func decodeRegister(w http.ResponseWriter, r *http.Request) (*agent.RegisterRequest, error) {
+	var req agent.RegisterRequest
+	if err := decode(w, r, &req); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Msg: err.Error()}
+	}
+	return &req, nil
+}
+
+// decodeReport reads and checks the body of a report.
+func decodeReport(w http.ResponseWriter, r *http.Request) (*agent.Report, error) {
+	var rep agent.Report
+	if err := decode(w, r, &rep); err != nil {
+		return nil, err
+	}
+	if err := rep.Validate(); err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Msg: err.Error()}
+	}
+	return &rep, nil
+}
+
+func (a *agentHandler) register(w http.ResponseWriter, r *http.Request) {
+	req, err := decodeRegister(w, r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	rep, err := a.hub.Register(r.Context(), req)
+	if err != nil {
+		agentFail(w, err)
+		return
+	}
+	if rep.Orders == nil {
+		rep.Orders = []agent.Order{}
+	}
+	reply(w, http.StatusOK, rep)
+}
+
+func (a *agentHandler) orders(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	after, err1 := strconv.ParseUint(q.Get("after"), 10, 64)
+	wait, err2 := strconv.ParseInt(q.Get("wait_ms"), 10, 64)
+	if err := errors.Join(err1, err2); err != nil || wait < 0 || q.Get("name") == "" || q.Get("session") == "" {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("want name, session, after and wait_ms (ms >= 0), got %q", r.URL.RawQuery)})
+		return
+	}
+	orders, err := a.hub.Poll(r.Context(), q.Get("name"), q.Get("session"), after, time.Duration(min(wait, agent.MaxWait.Milliseconds()))*time.Millisecond)
+	if err != nil {
+		agentFail(w, err)
+		return
+	}
+	if orders == nil {
+		orders = []agent.Order{}
+	}
+	reply(w, http.StatusOK, agent.OrdersReply{Orders: orders})
+}
+
+func (a *agentHandler) report(w http.ResponseWriter, r *http.Request) {
+	rep, err := decodeReport(w, r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	applied, err := a.hub.Report(r.Context(), rep)
+	if err != nil {
+		agentFail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, agent.ReportReply{Applied: applied})
+}
+
+func (a *agentHandler) leave(w http.ResponseWriter, r *http.Request) {
+	var l agent.Leave
+	if err := decode(w, r, &l); err != nil {
+		fail(w, err)
+		return
+	}
+	if err := l.Validate(); err != nil {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error()})
+		return
+	}
+	if err := a.hub.Leave(r.Context(), l.Name, l.Session); err != nil {
+		agentFail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, struct{}{})
+}
