@@ -10,15 +10,18 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/server"
 )
 
 // NewTCPHandler returns the handler of the server's TCP listener: the
 // agent routes (docs/api.md, "Agents") over hub, for callers presenting
-// token as "Authorization: Bearer TOKEN"; every other route answers 401,
-// since TCP callers have no identity yet (client tokens are not built).
-func NewTCPHandler(hub *agent.Hub, token string) http.Handler {
-	a := &agentHandler{hub: hub, token: token, mux: http.NewServeMux()}
+// the agent token as "Authorization: Bearer TOKEN"; every other route is
+// users, for callers presenting a user token that tokens verifies
+// (package auth), who act as the user it names. Anything else is 401.
+// With tokens nil, no user is served over TCP.
+func NewTCPHandler(hub *agent.Hub, token string, users http.Handler, tokens *auth.Issuer) http.Handler {
+	a := &agentHandler{hub: hub, token: token, users: users, tokens: tokens, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST "+agent.PathRegister, a.register)
 	a.mux.HandleFunc("GET "+agent.PathOrders, a.orders)
 	a.mux.HandleFunc("POST "+agent.PathReport, a.report)
@@ -27,17 +30,28 @@ func NewTCPHandler(hub *agent.Hub, token string) http.Handler {
 }
 
 type agentHandler struct {
-	hub   *agent.Hub
-	token string
-	mux   *http.ServeMux
+	hub    *agent.Hub
+	token  string
+	users  http.Handler
+	tokens *auth.Issuer
+	mux    *http.ServeMux
 }
 
 func (a *agentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !strings.HasPrefix(r.URL.Path, "/v1/agent/") {
-		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: this listener serves agents only; connect through the server's socket"})
+		if !ok || a.tokens == nil || a.users == nil {
+			fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: give a token (xce token create; $XCE_TOKEN), or connect through the server's socket"})
+			return
+		}
+		id, err := a.tokens.Verify(tok)
+		if err != nil {
+			fail(w, &Error{Status: http.StatusUnauthorized, Msg: "bad or expired token: " + err.Error()})
+			return
+		}
+		a.users.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), Caller{User: id.User, UID: id.UID, GID: id.GID})))
 		return
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || !agent.TokenEqual(tok, a.token) {
 		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no or wrong agent token"})
 		return

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/state"
 )
@@ -101,7 +103,21 @@ func testHub() *agent.Hub {
 // and the agent routes answer their errors with the documented statuses.
 func TestTCPHandler(t *testing.T) {
 	const tok = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-	h := NewTCPHandler(testHub(), tok)
+	issuer, err := auth.LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := issuer.Issue(auth.Identity{User: "alice", UID: 1001, GID: 100}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := auth.LoadKey(t.TempDir())
+	forged, _ := other.Issue(auth.Identity{User: "root"}, time.Hour)
+	users := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := callerOf(r.Context())
+		fmt.Fprintf(w, "%s %d %d", c.User, c.UID, c.GID)
+	})
+	h := NewTCPHandler(testHub(), tok, users, issuer)
 	do := func(method, path, auth, body string) (int, string) {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
 		if auth != "" {
@@ -117,8 +133,11 @@ func TestTCPHandler(t *testing.T) {
 		status                   int
 		msg                      string
 	}{
-		{"GET", "/v1/jobs", bearer, "", 401, "this listener serves agents only"},
-		{"POST", "/v1/jobs/1/kill", "", "", 401, "this listener serves agents only"},
+		{"GET", "/v1/jobs", bearer, "", 401, "bad or expired token"},
+		{"POST", "/v1/jobs/1/kill", "", "", 401, "no identity: give a token"},
+		{"GET", "/v1/jobs", "Bearer " + forged, "", 401, "bad or expired token"},
+		{"GET", "/v1/jobs", "Bearer " + alice, "", 200, "alice 1001 100"},
+		{"POST", agent.PathRegister, "Bearer " + alice, `{"name":"h1"}`, 401, "no or wrong agent token"},
 		{"POST", agent.PathRegister, "", `{"name":"h1"}`, 401, "no or wrong agent token"},
 		{"POST", agent.PathRegister, "Bearer " + strings.Repeat("0", 64), `{"name":"h1"}`, 401, "no or wrong agent token"},
 		{"POST", agent.PathRegister, tok, `{"name":"h1"}`, 401, "no or wrong agent token"},
@@ -201,7 +220,7 @@ func TestListenTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: NewTCPHandler(testHub(), strings.Repeat("ab", 32)), ReadHeaderTimeout: 5 * time.Second,
+	srv := &http.Server{Handler: NewTCPHandler(testHub(), strings.Repeat("ab", 32), nil, nil), ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
@@ -216,7 +235,7 @@ func TestListenTCP(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 401 || !strings.Contains(string(b), "agents only") {
+	if resp.StatusCode != 401 || !strings.Contains(string(b), "no identity") {
 		t.Errorf("GET /v1/hosts over TLS: %d %s", resp.StatusCode, b)
 	}
 	plain := &http.Client{Timeout: 10 * time.Second}

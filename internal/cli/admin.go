@@ -9,11 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xce-sched/xce/internal/api"
-	"github.com/xce-sched/xce/internal/client"
 )
 
 func newHistoryCmd() *cobra.Command {
-	var server string
+	var server conn
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "history [--json] ID",
@@ -24,7 +23,7 @@ func newHistoryCmd() *cobra.Command {
 			if err != nil || id < 1 {
 				return badInput(fmt.Errorf("%q is not a job ID", args[0]))
 			}
-			rep, err := client.New(client.Socket(server)).History(cmd.Context(), id)
+			rep, err := server.client().History(cmd.Context(), id)
 			if err != nil {
 				return serverError(err)
 			}
@@ -44,14 +43,14 @@ func newHistoryCmd() *cobra.Command {
 }
 
 func newQueuesCmd() *cobra.Command {
-	var server string
+	var server conn
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "queues [--json]",
 		Short: "Show the queues, like LSF's bqueues",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			qs, err := client.New(client.Socket(server)).Queues(cmd.Context())
+			qs, err := server.client().Queues(cmd.Context())
 			if err != nil {
 				return serverError(err)
 			}
@@ -72,7 +71,7 @@ func newQueuesCmd() *cobra.Command {
 }
 
 func newHostCmd() *cobra.Command {
-	var server string
+	var server conn
 	cmd := &cobra.Command{
 		Use:   "host (close|open) NAME",
 		Short: "Close or open a host, like LSF's badmin hclose / hopen (administrators)",
@@ -88,7 +87,7 @@ Only root and the configuration's administrators may.`,
 			default:
 				return badInput(fmt.Errorf("host %q: want close or open", args[0]))
 			}
-			if err := client.New(client.Socket(server)).SetHost(cmd.Context(), args[1], open); err != nil {
+			if err := server.client().SetHost(cmd.Context(), args[1], open); err != nil {
 				return serverError(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Host <%s> is %sed\n", args[1], map[bool]string{true: "open", false: "clos"}[open])
@@ -100,7 +99,7 @@ Only root and the configuration's administrators may.`,
 }
 
 func newReconfigCmd() *cobra.Command {
-	var server string
+	var server conn
 	cmd := &cobra.Command{
 		Use:   "reconfig",
 		Short: "Reload the server's configuration file, like LSF's badmin reconfig (administrators)",
@@ -111,7 +110,7 @@ where jobs run or a queue where jobs wait, is refused (close a host rather
 than remove it) and nothing changes.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := client.New(client.Socket(server)).Reconfig(cmd.Context()); err != nil {
+			if err := server.client().Reconfig(cmd.Context()); err != nil {
 				return serverError(err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "Configuration reloaded")
@@ -123,7 +122,8 @@ than remove it) and nothing changes.`,
 }
 
 func newTokenCmd() *cobra.Command {
-	var server, user string
+	var server conn
+	var user string
 	var ttl time.Duration
 	create := &cobra.Command{
 		Use:   "create --user USER [--ttl DURATION]",
@@ -137,7 +137,7 @@ a --token-file.`,
 			if user == "" {
 				return badInput(fmt.Errorf("--user is required"))
 			}
-			rep, err := client.New(client.Socket(server)).Token(cmd.Context(), user, ttl)
+			rep, err := server.client().Token(cmd.Context(), user, ttl)
 			if err != nil {
 				return serverError(err)
 			}

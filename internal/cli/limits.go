@@ -10,14 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xce-sched/xce/internal/client"
 	"github.com/xce-sched/xce/internal/limitview"
 )
 
 func newLimitsCmd() *cobra.Command {
 	var asJSON bool
 	var sr scenarioRun
-	var server string
+	var server conn
 	cmd := &cobra.Command{
 		Use:   "limits [--json] [--until T] [SCENARIO.yaml]",
 		Short: "Show each limit's usage and maximum, like LSF's blimits",
@@ -35,7 +34,7 @@ first.`,
 			var rows []limitview.Row
 			if len(args) == 0 {
 				var err error
-				if rows, err = client.New(client.Socket(server)).Limits(cmd.Context()); err != nil {
+				if rows, err = server.client().Limits(cmd.Context()); err != nil {
 					return serverError(err)
 				}
 			} else {

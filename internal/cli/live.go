@@ -38,9 +38,19 @@ func serverError(err error) error {
 	return err
 }
 
-// serverFlag adds --server to cmd.
-func serverFlag(cmd *cobra.Command, to *string) {
-	cmd.Flags().StringVar(to, "server", "", "the server's socket (default $XCE_SERVER, else the dev server's)")
+// conn is where a command finds the server: --server and --token-file.
+type conn struct{ server, tokenFile string }
+
+// client returns the client of the server (whose calls fail with the
+// reason when it cannot be made: a TCP server without a token).
+func (c *conn) client() *client.Client {
+	return client.Dial(client.Socket(c.server), c.tokenFile)
+}
+
+// serverFlag adds --server and --token-file to cmd.
+func serverFlag(cmd *cobra.Command, to *conn) {
+	cmd.Flags().StringVar(&to.server, "server", "", "the server: a socket path, or http(s)://host:port with a token (default $XCE_SERVER, else the dev server's socket)")
+	cmd.Flags().StringVar(&to.tokenFile, "token-file", "", "a file holding the token for a server over TCP (default $XCE_TOKEN)")
 }
 
 func newServeCmd() *cobra.Command {
@@ -128,7 +138,8 @@ func logTo(w io.Writer) func(format string, args ...any) {
 }
 
 func newJobsCmd() *cobra.Command {
-	var server, user string
+	var server conn
+	var user string
 	var all, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "jobs [-a] [-u USER|all] [--json] [ID...]",
@@ -145,7 +156,7 @@ A pending job shows its main pending reason (docs/pending-reasons.md).`,
 				}
 				ids = append(ids, id)
 			}
-			jobs, err := client.New(client.Socket(server)).Jobs(cmd.Context(), user, all, ids)
+			jobs, err := server.client().Jobs(cmd.Context(), user, all, ids)
 			if err != nil {
 				return serverError(err)
 			}
@@ -220,7 +231,7 @@ func clip(s string, n int) string {
 }
 
 func newKillCmd() *cobra.Command {
-	var server string
+	var server conn
 	cmd := &cobra.Command{
 		Use:   "kill ID...",
 		Short: "Kill jobs, like LSF's bkill",
@@ -229,7 +240,7 @@ and SIGTERM, then SIGKILL after the server's kill_grace. Only a job's owner
 or an administrator may.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := client.New(client.Socket(server))
+			c := server.client()
 			var failed error
 			for _, a := range args {
 				id, err := strconv.ParseInt(a, 10, 64)
@@ -251,14 +262,14 @@ or an administrator may.`,
 }
 
 func newHostsCmd() *cobra.Command {
-	var server string
+	var server conn
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "hosts [--json]",
 		Short: "Show the hosts, like LSF's bhosts",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			hosts, err := client.New(client.Socket(server)).Hosts(cmd.Context())
+			hosts, err := server.client().Hosts(cmd.Context())
 			if err != nil {
 				return serverError(err)
 			}
@@ -316,7 +327,7 @@ $XCE_SERVER, else the dev server.`,
 					ResReq: e.ResReq, Estimate: e.Estimate, Command: e.Command, Script: e.Script, Cwd: cwd, Env: env,
 					Stdout: e.Stdout, Stderr: e.Stderr, Rerunnable: e.Rerunnable}
 			}
-			rep, err := client.New(client.Socket("")).Submit(cmd.Context(), reqs)
+			rep, err := client.Dial(client.Socket(""), "").Submit(cmd.Context(), reqs)
 			if err != nil {
 				return serverError(err)
 			}

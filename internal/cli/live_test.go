@@ -191,7 +191,7 @@ func TestReconfig(t *testing.T) {
 	t.Setenv("XCE_SERVER", filepath.Join(data, "xce.sock"))
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan int, 1)
-	var serveErr bytes.Buffer
+	var serveErr syncBuffer
 	go func() {
 		served <- Run(ctx, []string{"serve", "--config", config, "--data", data, "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, &serveErr)
 	}()
@@ -246,5 +246,34 @@ func TestReconfig(t *testing.T) {
 	}
 	if code, out, _ := run("queues", "--json"); code != ExitOK || !strings.Contains(out, `"name": "long"`) {
 		t.Errorf("queues after a refused reload: %s", out)
+	}
+
+	// A client over TCP with a token acts as the token's user; without
+	// one, or with a forged one, it is refused.
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(10 * time.Millisecond) {
+		if _, a, ok := strings.Cut(serveErr.String(), "agents on "); ok {
+			addr = strings.TrimSpace(a)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no TCP address in %q", serveErr.String())
+		}
+	}
+	_, token, _ := run("token", "create", "--user", "root", "--ttl", "10m")
+	t.Setenv("XCE_SERVER", "http://"+addr)
+	t.Setenv("XCE_TOKEN", strings.TrimSpace(token))
+	if code, out, errs := run("submit", "-q", "long", "--", "true"); code != ExitOK || out != "Job <2> is submitted to queue <long>.\n" {
+		t.Errorf("submit over TCP: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, _ := run("jobs", "-u", "root", "--json"); code != ExitOK || !strings.Contains(out, `"id": 2`) {
+		t.Errorf("jobs over TCP: exit %d, %s", code, out)
+	}
+	t.Setenv("XCE_TOKEN", strings.TrimSpace(token)+"x")
+	if code, _, errs := run("jobs"); code != ExitFailure || !strings.Contains(errs, "bad or expired token") {
+		t.Errorf("a forged token: exit %d, %q", code, errs)
+	}
+	t.Setenv("XCE_TOKEN", "")
+	if code, _, errs := run("jobs"); code != ExitFailure || !strings.Contains(errs, "needs a token") {
+		t.Errorf("no token: exit %d, %q", code, errs)
 	}
 }

@@ -5,6 +5,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xce-sched/xce/internal/api"
@@ -22,8 +25,58 @@ import (
 
 // Client talks to one server.
 type Client struct {
-	http *http.Client
-	base string
+	http  *http.Client
+	base  string
+	token string // presented over TCP as "Authorization: Bearer TOKEN"
+	err   error  // why the client could not be made (Dial): every call fails with it
+}
+
+// Dial is Open whose error, if any, every call of the client returns.
+func Dial(server, tokenFile string) *Client {
+	c, err := Open(server, tokenFile)
+	if err != nil {
+		return &Client{err: err}
+	}
+	return c
+}
+
+// Open returns a client of server: a Unix socket path (the caller is then
+// known by its uid), or the http:// or https:// URL of the server's TCP
+// listener, to which it presents a token: $XCE_TOKEN, else the contents of
+// tokenFile. For https, the server's certificate is checked against the
+// system's roots, or the PEM file $XCE_CA when set.
+func Open(server, tokenFile string) (*Client, error) {
+	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
+		return New(server), nil
+	}
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("server %q: want a socket path or http(s)://host:port", server)
+	}
+	token := strings.TrimSpace(os.Getenv("XCE_TOKEN"))
+	if token == "" && tokenFile != "" {
+		data, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		token = strings.TrimSpace(string(data))
+	}
+	if token == "" {
+		return nil, fmt.Errorf("server %s: a TCP client needs a token ($XCE_TOKEN or --token-file; xce token create)", server)
+	}
+	tr := &http.Transport{}
+	if ca := os.Getenv("XCE_CA"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no certificate", ca)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &Client{http: &http.Client{Transport: tr}, base: strings.TrimSuffix(u.Scheme+"://"+u.Host, "/"), token: token}, nil
 }
 
 // DevSocket is where a dev server (`xce serve --dev` without --data) of
@@ -33,8 +86,9 @@ func DevSocket(uid int) string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("xce-dev-%d", uid), "xce.sock")
 }
 
-// Socket returns the socket to use: server when set (a flag), else
-// $XCE_SERVER, else DevSocket of the caller.
+// Socket returns the server to use: server when set (a flag), else
+// $XCE_SERVER, else DevSocket of the caller. It is a socket path or an
+// http(s) URL (Open).
 func Socket(server string) string {
 	if server != "" {
 		return server
@@ -58,6 +112,9 @@ func New(socket string) *Client {
 // do sends a request with body in (nil: none) and decodes the answer into
 // out. An error answer is an *api.Error with its status.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	if c.err != nil {
+		return c.err
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -69,6 +126,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

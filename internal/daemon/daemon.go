@@ -93,17 +93,19 @@ func Serve(ctx context.Context, o Options) error {
 	var hub *agent.Hub
 	var tcp net.Listener
 	var tcpHandler http.Handler
+	var agentToken string
 	var dispatch server.Dispatch = noAgent{}
 	switch {
 	case o.Dev:
 		local = agent.NewLocal(loopCtx, report, filepath.Join(o.DataDir, "work"), o.Server.KillGrace, true)
 		dispatch = local
 	case o.Listen != "":
-		if tcp, hub, tcpHandler, err = remoteAgents(o, report, &loop); err != nil {
+		if tcp, hub, agentToken, err = remoteAgents(o, report, &loop); err != nil {
 			return err
 		}
 		defer tcp.Close()
 		dispatch = hub
+		tcpHandler = http.NotFoundHandler() // replaced once the API is made
 	}
 	loop = server.NewLoop(core, log, dispatch, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
 	loopDone := make(chan error, 1)
@@ -117,6 +119,18 @@ func Serve(ctx context.Context, o Options) error {
 		<-loopDone
 		return err
 	}
+	handler := api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name)
+	if o.ConfigPath != "" {
+		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+	}
+	if handler.Tokens, err = auth.LoadKey(o.DataDir); err != nil {
+		stopLoop()
+		<-loopDone
+		return err
+	}
+	if tcpHandler != nil {
+		tcpHandler = api.NewTCPHandler(hub, agentToken, handler, handler.Tokens)
+	}
 	var tcpSrv *http.Server
 	tcpDone := make(chan error, 1)
 	monitorDone := make(chan struct{})
@@ -129,15 +143,6 @@ func Serve(ctx context.Context, o Options) error {
 		tcpSrv = &http.Server{Handler: tcpHandler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return ctx }}
 		go func() { tcpDone <- tcpSrv.Serve(tcp) }()
-	}
-	handler := api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name)
-	if o.ConfigPath != "" {
-		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
-	}
-	if handler.Tokens, err = auth.LoadKey(o.DataDir); err != nil {
-		stopLoop()
-		<-loopDone
-		return err
 	}
 	srv := &http.Server{Handler: handler, ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)
@@ -255,15 +260,15 @@ func readConfig(path string) (string, error) {
 // remoteAgents makes the agent token (DATA/agent.token), listens on
 // o.Listen and returns the listener, the hub of the remote agents (which
 // reports through report and reads the state through *loop once it is
-// made) and the listener's handler.
-func remoteAgents(o Options, report agent.Reporter, loop **server.Loop) (net.Listener, *agent.Hub, http.Handler, error) {
+// made) and the agent token.
+func remoteAgents(o Options, report agent.Reporter, loop **server.Loop) (net.Listener, *agent.Hub, string, error) {
 	tok, err := agent.LoadToken(filepath.Join(o.DataDir, "agent.token"))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, "", err
 	}
 	l, err := api.ListenTCP(o.Listen, o.TLSCert, o.TLSKey)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, "", err
 	}
 	names := make([]string, len(o.Cluster.Hosts))
 	for i, h := range o.Cluster.Hosts {
@@ -272,7 +277,7 @@ func remoteAgents(o Options, report agent.Reporter, loop **server.Loop) (net.Lis
 	hub := agent.NewHub(agent.HubOptions{Hosts: names, Do: report,
 		View:             func(fn func(*state.State)) { (*loop).View(func(k *live.Core) { fn(k.State) }) },
 		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
-	return l, hub, api.NewTCPHandler(hub, tok), nil
+	return l, hub, tok, nil
 }
 
 // noAgent stands for the agents of a server without a TCP listener:
