@@ -234,6 +234,9 @@ type JobInfo struct {
 	Command    []string       `json:"command"`
 	Stdout     string         `json:"stdout"`
 	PID        int            `json:"pid"`
+	// HostReasons: for a pending job, why each host could not take it in
+	// the last cycle that tried, with how many hosts (most first).
+	HostReasons []live.HostReason `json:"host_reasons,omitempty"`
 }
 
 // JobsReply is the answer to GET /v1/jobs.
@@ -273,6 +276,11 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 	rep := JobsReply{Jobs: []JobInfo{}}
 	var missing int64
 	h.loop.View(func(k *live.Core) {
+		add := func(j *state.Job) {
+			ji := info(j)
+			ji.HostReasons = k.HostReasons(j.Job)
+			rep.Jobs = append(rep.Jobs, ji)
+		}
 		if ids != nil {
 			for _, id := range ids {
 				j := k.State.Job(id)
@@ -280,13 +288,13 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 					missing = id
 					return
 				}
-				rep.Jobs = append(rep.Jobs, info(j))
+				add(j)
 			}
 			return
 		}
 		for _, j := range k.State.Jobs {
 			if (user == "all" || j.User == user) && (all || j.State == state.Pend || j.State == state.Run) {
-				rep.Jobs = append(rep.Jobs, info(j))
+				add(j)
 			}
 		}
 	})

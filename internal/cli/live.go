@@ -140,13 +140,15 @@ func logTo(w io.Writer) func(format string, args ...any) {
 func newJobsCmd() *cobra.Command {
 	var server conn
 	var user string
-	var all, asJSON bool
+	var all, asJSON, pend, long bool
 	cmd := &cobra.Command{
-		Use:   "jobs [-a] [-u USER|all] [--json] [ID...]",
+		Use:   "jobs [-a] [-p] [-l] [-u USER|all] [--json] [ID...]",
 		Short: "Show jobs, like LSF's bjobs (default: your unfinished jobs)",
 		Long: `Show jobs: by default the caller's pending and running jobs; -a adds the
 ended ones, -u USER another user's (all: everybody's), IDs just those jobs.
-A pending job shows its main pending reason (docs/pending-reasons.md).`,
+A pending job shows its main pending reason (docs/pending-reasons.md); -p
+shows only pending jobs, each with its reason and why each host could not
+take it, counted; -l shows everything about each job.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ids []int64
 			for _, a := range args {
@@ -160,13 +162,23 @@ A pending job shows its main pending reason (docs/pending-reasons.md).`,
 			if err != nil {
 				return serverError(err)
 			}
-			if asJSON {
+			if pend {
+				jobs = slices.DeleteFunc(jobs, func(j api.JobInfo) bool { return j.State != "PEND" })
+			}
+			switch {
+			case asJSON:
 				return writeJSON(cmd.OutOrStdout(), api.JobsReply{Jobs: jobs})
+			case long:
+				return writeJobsLong(cmd.OutOrStdout(), jobs)
+			case pend:
+				return writePending(cmd.OutOrStdout(), jobs)
 			}
 			return writeJobs(cmd.OutOrStdout(), jobs)
 		},
 	}
 	fl := cmd.Flags()
+	fl.BoolVarP(&pend, "pending", "p", false, "pending jobs only, with why each host could not take them")
+	fl.BoolVarP(&long, "long", "l", false, "everything about each job")
 	fl.BoolVarP(&all, "all", "a", false, "ended jobs too")
 	fl.StringVarP(&user, "user", "u", "", "the jobs of USER (all: everybody's)")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as JSON")
@@ -211,6 +223,68 @@ func writeJobs(w io.Writer, jobs []api.JobInfo) error {
 			time.Unix(j.SubmitTime, 0).Format("Jan _2 15:04:05"))
 	}
 	return tw.Flush()
+}
+
+// writePending prints pending jobs as bjobs -p does: each with its main
+// reason, then its host reasons, counted.
+func writePending(w io.Writer, jobs []api.JobInfo) error {
+	for _, j := range jobs {
+		fmt.Fprintf(w, "Job <%d>, user <%s>, queue <%s>: PENDING REASON: %s\n", j.ID, j.User, j.Queue, reasonText(j))
+		for _, h := range j.HostReasons {
+			fmt.Fprintf(w, "    %s: %d %s\n", h.Text, h.Hosts, plural(h.Hosts, "host", "hosts"))
+		}
+	}
+	return nil
+}
+
+func reasonText(j api.JobInfo) string {
+	if j.Detail != "" {
+		return j.Reason + ": " + j.Detail
+	}
+	if j.Reason == "" {
+		return "not yet considered"
+	}
+	return j.Reason
+}
+
+// writeJobsLong prints each job whole, as bjobs -l does.
+func writeJobsLong(w io.Writer, jobs []api.JobInfo) error {
+	t := func(sec int64) string {
+		if sec == 0 {
+			return "-"
+		}
+		return time.Unix(sec, 0).Format("Mon Jan _2 15:04:05 2006")
+	}
+	for i, j := range jobs {
+		if i > 0 {
+			fmt.Fprintln(w, strings.Repeat("-", 78))
+		}
+		fmt.Fprintf(w, "Job <%d>, Job Name <%s>, User <%s>, Queue <%s>, Status <%s>\n", j.ID, j.Name, j.User, j.Queue, j.State)
+		fmt.Fprintf(w, "  Command <%s>\n", strings.Join(j.Command, " "))
+		fmt.Fprintf(w, "  Tasks %d", j.TasksMin)
+		if j.TasksMax != j.TasksMin {
+			fmt.Fprintf(w, " to %d", j.TasksMax)
+		}
+		fmt.Fprintf(w, ", Requirement <%s>, Output <%s>\n", j.ResReq, j.Stdout)
+		fmt.Fprintf(w, "  Submitted %s, started %s, ended %s\n", t(j.SubmitTime), t(j.StartTime), t(j.EndTime))
+		if len(j.Hosts) > 0 {
+			var hs []string
+			for _, h := range slices.Sorted(maps.Keys(j.Hosts)) {
+				hs = append(hs, fmt.Sprintf("%d*%s", j.Hosts[h], h))
+			}
+			fmt.Fprintf(w, "  Hosts <%s>, pid %d\n", strings.Join(hs, " "), j.PID)
+		}
+		switch j.State {
+		case "PEND":
+			fmt.Fprintf(w, "  PENDING REASON: %s\n", reasonText(j))
+			for _, h := range j.HostReasons {
+				fmt.Fprintf(w, "    %s: %d %s\n", h.Text, h.Hosts, plural(h.Hosts, "host", "hosts"))
+			}
+		case "DONE", "EXIT":
+			fmt.Fprintf(w, "  Exit code %d%s\n", j.ExitCode, suffix(j.Signal, j.EndReason))
+		}
+	}
+	return nil
 }
 
 func suffix(parts ...string) string {

@@ -167,6 +167,13 @@ func TestServeDev(t *testing.T) {
 	await("job 6 pends on the closed host", func(js []job) bool {
 		return len(js) == 6 && js[5].State == "PEND" && js[5].Reason == "NoHostMatch"
 	})
+	want := "Job <6>, user <root>, queue <normal>: PENDING REASON: NoHostMatch\n    closed: 1 host\n"
+	if code, out, _ := run("jobs", "-p"); code != ExitOK || out != want {
+		t.Errorf("jobs -p: exit %d, %q, want %q", code, out, want)
+	}
+	if _, out, _ := run("jobs", "-l", "6"); !strings.Contains(out, "Status <PEND>") || !strings.Contains(out, "PENDING REASON: NoHostMatch") {
+		t.Errorf("jobs -l 6:\n%s", out)
+	}
 	run("host", "open", host)
 	await("job 6 runs once the host is open", func(js []job) bool { return js[5].State == "DONE" })
 }

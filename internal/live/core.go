@@ -384,3 +384,26 @@ func (k *Core) Commit(e event.Event) error {
 	}
 	return k.State.Apply(e)
 }
+
+// HostReasons returns, for a pending job, why each host could not take it
+// in the last cycle that looked at hosts for it: each reason's text (with
+// what it names, "not enough mem") and how many hosts gave it, most first.
+// None for a job that is not pending or that no cycle has tried on hosts.
+func (k *Core) HostReasons(id event.JobID) []HostReason {
+	j := k.jobs[id]
+	if j == nil || j.State != framework.Pending {
+		return nil
+	}
+	out := make([]HostReason, 0, len(j.Reasons.Hosts))
+	for _, h := range j.Reasons.Hosts {
+		out = append(out, HostReason{Text: h.Reason.Text(k.Sched.ReasonDetail(h.Reason, h.Detail)), Hosts: h.Hosts})
+	}
+	return out
+}
+
+// HostReason is one host reason of a pending job and how many hosts gave
+// it.
+type HostReason struct {
+	Text  string `json:"reason"`
+	Hosts int    `json:"hosts"`
+}
