@@ -30,6 +30,10 @@ import (
 	"github.com/xce-sched/xce/internal/store"
 )
 
+// SnapshotEvery is how many events the server folds between two snapshots
+// of its state: a restart folds at most that many (docs/daemon.md).
+const SnapshotEvery = 50_000
+
 // Options configure Serve.
 type Options struct {
 	// Cluster and Server are the configuration (cluster.ParseConfig) and
@@ -108,6 +112,7 @@ func Serve(ctx context.Context, o Options) error {
 		tcpHandler = http.NotFoundHandler() // replaced once the API is made
 	}
 	loop = server.NewLoop(core, log, dispatch, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
+	loop.SnapshotEvery = SnapshotEvery
 	loopDone := make(chan error, 1)
 	go func() { loopDone <- loop.Run(loopCtx) }()
 

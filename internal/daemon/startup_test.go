@@ -16,11 +16,16 @@ import (
 )
 
 // BenchmarkStartup100k: the start-up of a server whose log holds 100,000
-// submitted jobs (no snapshot): recovering the state from the log and
-// rebuilding the scheduler (every job pending again). Reports the
-// start-up in seconds and the memory the state and scheduler hold per
-// job (heap in use after a GC, before and after).
+// submitted jobs: recovering the state (from the log alone, or from a
+// snapshot of it) and rebuilding the scheduler (every job pending again).
+// Reports the start-up in seconds and the memory the state and scheduler
+// hold per job (heap in use after a GC, before and after).
 func BenchmarkStartup100k(b *testing.B) {
+	b.Run("log", func(b *testing.B) { startup(b, false) })
+	b.Run("snapshot", func(b *testing.B) { startup(b, true) })
+}
+
+func startup(b *testing.B, snapshot bool) {
 	const jobs = 100_000
 	path := filepath.Join(b.TempDir(), "events.db")
 	log, err := store.Open(path, store.Options{})
@@ -36,6 +41,19 @@ func BenchmarkStartup100k(b *testing.B) {
 				b.Fatal(err)
 			}
 			batch = batch[:0]
+		}
+	}
+	if snapshot {
+		st, err := server.Recover(log)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := st.Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := log.SaveSnapshot(st.Index, data); err != nil {
+			b.Fatal(err)
 		}
 	}
 	log.Close()

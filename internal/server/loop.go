@@ -30,6 +30,11 @@ type Log interface {
 	Append(ctx context.Context, events ...event.Event) ([]uint64, error)
 }
 
+// Snapshotter is a log that keeps snapshots of the state (the store).
+type Snapshotter interface {
+	SaveSnapshot(index uint64, data []byte) error
+}
+
 // Dispatch is told what the agents must do once it is durable: start the
 // placements of a cycle (with each job's request), kill jobs.
 type Dispatch interface {
@@ -48,6 +53,12 @@ type Loop struct {
 	dispatch Dispatch
 	interval time.Duration // the least time between cycles
 	now      func() int64  // Unix nanoseconds
+
+	// SnapshotEvery: once this many events were folded since the last
+	// snapshot, the loop saves one (when the log is a Snapshotter; 0:
+	// never), so that a restart folds at most that many events.
+	SnapshotEvery uint64
+	snapAt        uint64 // the index of the last snapshot saved
 
 	reqs chan *request
 	// mu guards core: the loop holds it to write from the first change
@@ -209,6 +220,9 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err e
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}
+	if err := l.snapshot(); err != nil {
+		return false, err
+	}
 	for _, e := range all {
 		if e.Type == event.JobKilled {
 			if j := k.State.Job(e.Killed.Job); j.State == state.Run {
@@ -238,6 +252,9 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 			}
 		}
 	}
+	if err == nil {
+		err = l.snapshot()
+	}
 	l.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("cycle: %w", err)
@@ -248,6 +265,26 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 	for _, p := range e.Cycle.Started {
 		l.dispatch.Start(p, &k.State.Job(p.Job).Submit)
 	}
+	return nil
+}
+
+// snapshot saves the state when SnapshotEvery events were folded since
+// the last snapshot. The caller holds the loop's lock (the state is as
+// durable as its index says).
+func (l *Loop) snapshot() error {
+	st := l.core.State
+	sn, ok := l.log.(Snapshotter)
+	if !ok || l.SnapshotEvery == 0 || st.Index < l.snapAt+l.SnapshotEvery {
+		return nil
+	}
+	data, err := st.Marshal()
+	if err == nil {
+		err = sn.SaveSnapshot(st.Index, data)
+	}
+	if err != nil {
+		return fmt.Errorf("snapshot at %d: %w", st.Index, err)
+	}
+	l.snapAt = st.Index
 	return nil
 }
 

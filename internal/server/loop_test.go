@@ -56,6 +56,7 @@ func newRig(t *testing.T, config string) *rig {
 	}
 	r.agent = agent.NewLocal(ctx, report, filepath.Join(dir, "work"), 2*time.Second, true)
 	r.loop = NewLoop(core, log, r.agent, 5*time.Millisecond, func() int64 { return time.Now().UnixNano() })
+	r.loop.SnapshotEvery = 5 // several snapshots in a short test
 	go func() { r.done <- r.loop.Run(ctx) }()
 	return r
 }
@@ -156,7 +157,11 @@ func TestLoopRunsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	st, err := Recover(log)
+	snapAt, _, ok, err := log.Snapshot()
+	if err != nil || !ok || snapAt < 5 {
+		t.Errorf("snapshot at %d (%v, %v): want one at 5 or later", snapAt, ok, err)
+	}
+	st, err := Recover(log) // from the snapshot, then the events after it
 	if err != nil {
 		t.Fatal(err)
 	}
