@@ -22,6 +22,9 @@ type Server struct {
 	KillGrace time.Duration
 	// AllowRootJobs lets root's jobs run (as root); default false.
 	AllowRootJobs bool
+	// PrivateJobs: users see only their own jobs (administrators see all);
+	// default false, every user sees every job (LSF's bjobs -u all).
+	PrivateJobs bool
 }
 
 // DefaultServer returns the server section's defaults.
@@ -59,7 +62,7 @@ func (l *loader) loadServer(top *fieldSet) error {
 	if !l.has(top, "server") {
 		return nil
 	}
-	fs, err := l.fields(top.m["server"].val, "server", []string{"admins", "cycle_interval", "heartbeat_timeout", "kill_grace", "allow_root_jobs"})
+	fs, err := l.fields(top.m["server"].val, "server", []string{"admins", "cycle_interval", "heartbeat_timeout", "kill_grace", "allow_root_jobs", "private_jobs"})
 	if err != nil {
 		return err
 	}
@@ -88,8 +91,14 @@ func (l *loader) loadServer(top *fieldSet) error {
 		}
 		*d.to = v
 	}
-	if l.has(fs, "allow_root_jobs") {
-		e := fs.m["allow_root_jobs"]
+	for _, f := range []struct {
+		name string
+		to   *bool
+	}{{"allow_root_jobs", &s.AllowRootJobs}, {"private_jobs", &s.PrivateJobs}} {
+		if !l.has(fs, f.name) {
+			continue
+		}
+		e := fs.m[f.name]
 		r, _, err := l.resolve(e.val, e.path)
 		if err != nil {
 			return err
@@ -98,7 +107,7 @@ func (l *loader) loadServer(top *fieldSet) error {
 		if !ok {
 			return l.errAt(orNode(r, e.val), e.path, "want true or false, got %s", kind(r))
 		}
-		s.AllowRootJobs = b.Value
+		*f.to = b.Value
 	}
 	return nil
 }

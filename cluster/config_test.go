@@ -20,12 +20,13 @@ server:
   heartbeat_timeout: 1m
   kill_grace: 2s
   allow_root_jobs: true
+  private_jobs: true
 `
 	c, s, err := ParseConfig("c.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Server{Admins: []string{"alice", "bob"}, CycleInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Minute, KillGrace: 2 * time.Second, AllowRootJobs: true}
+	want := &Server{Admins: []string{"alice", "bob"}, CycleInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Minute, KillGrace: 2 * time.Second, AllowRootJobs: true, PrivateJobs: true}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("server %+v, want %+v", s, want)
 	}

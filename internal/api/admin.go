@@ -36,10 +36,12 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
 		return
 	}
+	c, _ := callerOf(r.Context())
+	private := h.Private && !h.admin(c)
 	var indexes []uint64
 	found := false
 	h.loop.View(func(k *live.Core) {
-		if j := k.State.Job(id); j != nil {
+		if j := k.State.Job(id); j != nil && (!private || j.User == c.User) {
 			found, indexes = true, append(indexes, j.Events...)
 		}
 	})

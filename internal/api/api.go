@@ -48,6 +48,8 @@ type Handler struct {
 	Reconfig func() (string, error)
 	// Tokens, when set, issues tokens for TCP clients (POST /v1/tokens).
 	Tokens *auth.Issuer
+	// Private: a user sees only their own jobs (administrators all).
+	Private bool
 
 	loop   *server.Loop
 	log    EventReader
@@ -263,6 +265,11 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 	if user == "" {
 		user = c.User
 	}
+	private := h.Private && !h.admin(c)
+	if private && user != c.User {
+		fail(w, &Error{Status: http.StatusForbidden, Msg: "jobs are private here: you may see only your own"})
+		return
+	}
 	all := q.Get("all") == "1"
 	var ids []int64
 	for _, s := range q["id"] {
@@ -284,8 +291,8 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		if ids != nil {
 			for _, id := range ids {
 				j := k.State.Job(id)
-				if j == nil {
-					missing = id
+				if j == nil || private && j.User != c.User {
+					missing = id // another user's private job is not there
 					return
 				}
 				add(j)

@@ -193,7 +193,7 @@ func TestReconfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}]\n")
+	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}]\nserver: {private_jobs: true}\n")
 	data := filepath.Join(dir, "data")
 	t.Setenv("XCE_SERVER", filepath.Join(data, "xce.sock"))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,7 +226,7 @@ func TestReconfig(t *testing.T) {
 	if code, _, errs := run("submit", "-q", "long", "--", "true"); code != ExitUsage || !strings.Contains(errs, `queue "long" does not exist`) {
 		t.Errorf("submit to a queue not yet configured: exit %d, %q", code, errs)
 	}
-	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}, {name: long}]\nlimits: [{name: L, per_user: all, slots: 2}]\n")
+	write("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}, {name: long}]\nlimits: [{name: L, per_user: all, slots: 2}]\nserver: {private_jobs: true}\n")
 	if code, out, errs := run("reconfig"); code != ExitOK || out != "Configuration reloaded\n" {
 		t.Fatalf("reconfig: exit %d, %q %q", code, out, errs)
 	}
@@ -282,5 +282,25 @@ func TestReconfig(t *testing.T) {
 	t.Setenv("XCE_TOKEN", "")
 	if code, _, errs := run("jobs"); code != ExitFailure || !strings.Contains(errs, "needs a token") {
 		t.Errorf("no token: exit %d, %q", code, errs)
+	}
+
+	// private_jobs: nobody (not an administrator) sees none of root's jobs.
+	t.Setenv("XCE_SERVER", filepath.Join(data, "xce.sock"))
+	_, nobody, _ := run("token", "create", "--user", "nobody", "--ttl", "10m")
+	t.Setenv("XCE_SERVER", "http://"+addr)
+	t.Setenv("XCE_TOKEN", strings.TrimSpace(nobody))
+	if code, out, errs := run("jobs", "-a", "--json"); code != ExitOK || strings.Join(strings.Fields(out), "") != `{"jobs":[]}` {
+		t.Errorf("nobody's jobs: exit %d, %q %q", code, out, errs)
+	}
+	if code, _, errs := run("jobs", "-u", "root"); code != ExitFailure || !strings.Contains(errs, "private") {
+		t.Errorf("nobody asking for root's jobs: exit %d, %q", code, errs)
+	}
+	for _, args := range [][]string{{"jobs", "1"}, {"history", "1"}} {
+		if code, _, errs := run(args...); code != ExitFailure || !strings.Contains(errs, "job 1 does not exist") {
+			t.Errorf("nobody: %v: exit %d, %q", args, code, errs)
+		}
+	}
+	if code, _, errs := run("kill", "1"); code != ExitFailure || !strings.Contains(errs, "only its owner") {
+		t.Errorf("nobody killing root's job: exit %d, %q", code, errs)
 	}
 }
