@@ -3,10 +3,10 @@ package cluster
 import (
 	"cmp"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/token"
+	"github.com/xce-sched/xce/internal/clip"
 )
 
 // This file bounds what a scenario may cost before go-yaml's parser runs:
@@ -128,36 +128,12 @@ const maxQuoted = 40
 const maxMsg = 400
 
 // clipText returns s cut to maxQuoted characters, followed by "..." if cut.
-func clipText(s string) string {
-	n := 0
-	for i := range s {
-		if n == maxQuoted {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
-}
+func clipText(s string) string { return clip.Text(s, maxQuoted) }
 
 // quoteValue returns s quoted as by %q, cut to maxQuoted characters first
 // (then followed by "..." after the closing quote).
-func quoteValue(s string) string {
-	c := clipText(s)
-	if len(c) == len(s) {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(c[:len(c)-3]) + "..."
-}
+func quoteValue(s string) string { return clip.Quote(s, maxQuoted) }
 
 // clipMsg cuts a message to at most maxMsg bytes (at a character
 // boundary), followed by "..." if cut.
-func clipMsg(s string) string {
-	if len(s) <= maxMsg {
-		return s
-	}
-	i := maxMsg - 3
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
-}
+func clipMsg(s string) string { return clip.Msg(s, maxMsg) }

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/xce-sched/xce/internal/clip"
 )
 
 // Limits. Every input is bounded, so parsing takes bounded memory and
@@ -115,36 +116,12 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // clipText returns s cut to maxQuoted characters, followed by "..." if cut.
-func clipText(s string) string {
-	n := 0
-	for i := range s {
-		if n == maxQuoted {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
-}
+func clipText(s string) string { return clip.Text(s, maxQuoted) }
 
 // quote returns s quoted as by %q, cut to maxQuoted characters first
 // (then followed by "..." after the closing quote).
-func quote(s string) string {
-	c := clipText(s)
-	if len(c) == len(s) {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(c[:len(c)-3]) + "..."
-}
+func quote(s string) string { return clip.Quote(s, maxQuoted) }
 
 // clipMsg cuts a message to at most maxMsg bytes (at a character
 // boundary), followed by "..." if cut.
-func clipMsg(s string) string {
-	if len(s) <= maxMsg {
-		return s
-	}
-	i := maxMsg - 3
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
-}
+func clipMsg(s string) string { return clip.Msg(s, maxMsg) }
