@@ -9,7 +9,11 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -83,6 +87,7 @@ func (a *Local) run(p event.Placement, spec launch.Spec) {
 		a.finish(k, launch.Result{ExitCode: -1}, fmt.Sprintf("not started: %v", err))
 		return
 	}
+	a.record(k, proc.PID())
 	a.mu.Lock()
 	a.procs[k] = proc
 	if a.killed[k] {
@@ -97,6 +102,7 @@ func (a *Local) run(p event.Placement, spec launch.Spec) {
 	a.mu.Lock()
 	delete(a.procs, k)
 	a.mu.Unlock()
+	a.forget(k)
 	reason := ""
 	if res.Killed {
 		reason = "killed"
@@ -124,6 +130,66 @@ func (a *Local) Kill(job event.JobID, attempt int, _ string) {
 	} else {
 		a.killed[k] = true // its process is starting: killed once it has
 	}
+}
+
+// The running file of a job records its leader's pid and start time
+// (launch.ProcStart) while it runs, in workBase/running: should the
+// server die without ending its jobs (SIGKILL), the next one kills what is
+// left of them (KillLeftovers) instead of letting them run on unseen.
+
+func (a *Local) runningFile(k key) string {
+	return filepath.Join(a.workBase, "running", fmt.Sprintf("%d.%d", k.job, k.attempt))
+}
+
+// record writes the running file of attempt k, run by pid.
+func (a *Local) record(k key, pid int) {
+	start, err := launch.ProcStart(pid)
+	if err != nil {
+		return // it ended already
+	}
+	_ = os.MkdirAll(filepath.Dir(a.runningFile(k)), 0o700)
+	_ = os.WriteFile(a.runningFile(k), []byte(fmt.Sprintf("%d %d\n", pid, start)), 0o600)
+}
+
+// forget removes the running file of attempt k.
+func (a *Local) forget(k key) { _ = os.Remove(a.runningFile(k)) }
+
+// KillLeftovers kills the process groups of the jobs an earlier run of
+// this agent left running (its running files), waiting up to timeout for
+// each, and removes the files. It returns how many groups it signalled.
+func (a *Local) KillLeftovers(timeout time.Duration) (int, error) {
+	dir := filepath.Join(a.workBase, "running")
+	files, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var pid int
+		var start uint64
+		if _, err := fmt.Sscanf(string(data), "%d %d", &pid, &start); err == nil {
+			killed, err := launch.KillLeftover(pid, start, timeout)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if killed {
+				n++
+			}
+		}
+		_ = os.Remove(path)
+	}
+	return n, errors.Join(errs...)
 }
 
 // Wait waits for every job this agent started to end and be reported

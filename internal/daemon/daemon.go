@@ -79,6 +79,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	lost := running(st) // before this run places anything
 	core, err := live.New(o.Cluster, st, plugins.NewInTreeRegistry())
 	if err != nil {
 		return fmt.Errorf("the event log does not fit the configuration: %w", err)
@@ -154,7 +155,7 @@ func Serve(ctx context.Context, o Options) error {
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(l) }()
 	if local != nil {
-		if err := devStart(ctx, loop, local, o.Cluster); err != nil {
+		if err := devStart(ctx, loop, local, o.Cluster, lost); err != nil {
 			cancel()
 			runErr0 = err
 		}
@@ -192,7 +193,9 @@ func Serve(ctx context.Context, o Options) error {
 	<-monitorDone
 	if local != nil {
 		// A dev server's jobs are its children: they end with it, and
-		// their ends are recorded while the loop still runs.
+		// their ends are recorded while the loop still runs, starting
+		// nothing more.
+		loop.Quiesce()
 		local.KillAll()
 		local.Wait()
 	}
@@ -204,28 +207,18 @@ func Serve(ctx context.Context, o Options) error {
 	return runErr
 }
 
-// devStart registers the dev agent's hosts and ends the jobs the log says
-// run there: they were this process's children in an earlier run of the
-// server, and are gone (a rerunnable one goes back to pending).
-func devStart(ctx context.Context, loop *server.Loop, local *agent.Local, c *cluster.Cluster) error {
-	type attempt struct {
-		id      event.JobID
-		attempt int
-		requeue bool
+// devStart kills what an earlier run of a dev server left running (it was
+// SIGKILLed: its jobs outlived it), ends those jobs (lost: they were its
+// children; a rerunnable one goes back to pending), and registers the dev
+// agent's hosts.
+func devStart(ctx context.Context, loop *server.Loop, local *agent.Local, c *cluster.Cluster, lost []attempt) error {
+	if _, err := local.KillLeftovers(5 * time.Second); err != nil {
+		return fmt.Errorf("the jobs an earlier run left: %w", err)
 	}
-	var lost []attempt
-	loop.View(func(k *live.Core) {
-		for _, j := range k.State.Jobs {
-			if j.State == state.Run {
-				lost = append(lost, attempt{j.Job, j.Attempt, j.Rerunnable})
-			}
-		}
-	})
 	for _, a := range lost {
-		id, attempt, requeue := a.id, a.attempt, a.requeue
 		if _, err := loop.Do(ctx, func(*state.State, int64) ([]event.Event, error) {
-			return []event.Event{{Type: event.JobFinished, Finished: &event.Finished{Job: id, Attempt: attempt,
-				ExitCode: -1, Reason: "lost when the server restarted", Requeued: requeue}}}, nil
+			return []event.Event{{Type: event.JobFinished, Finished: &event.Finished{Job: a.id, Attempt: a.attempt,
+				ExitCode: -1, Reason: "lost when the server restarted", Requeued: a.requeue}}}, nil
 		}); err != nil {
 			return err
 		}
@@ -236,6 +229,26 @@ func devStart(ctx context.Context, loop *server.Loop, local *agent.Local, c *clu
 		}
 	}
 	return nil
+}
+
+// attempt names a job's attempt that a dev server's log says runs.
+type attempt struct {
+	id      event.JobID
+	attempt int
+	requeue bool
+}
+
+// running returns the attempts st says run: for a dev server that starts,
+// those of an earlier run, which are gone with it (taken before this run
+// places anything).
+func running(st *state.State) []attempt {
+	var out []attempt
+	for _, j := range st.Jobs {
+		if j.State == state.Run {
+			out = append(out, attempt{j.Job, j.Attempt, j.Rerunnable})
+		}
+	}
+	return out
 }
 
 // recordConfig appends text as the configuration in force when the log

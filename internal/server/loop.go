@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xce-sched/xce/internal/event"
@@ -59,6 +60,8 @@ type Loop struct {
 	// never), so that a restart folds at most that many events.
 	SnapshotEvery uint64
 	snapAt        uint64 // the index of the last snapshot saved
+
+	quiet atomic.Bool // Quiesce: no more cycles
 
 	reqs chan *request
 	// mu guards core: the loop holds it to write from the first change
@@ -154,7 +157,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			timer.Reset(wait)
 			continue
 		}
-		if l.waiting() == 0 {
+		if l.quiet.Load() || l.waiting() == 0 {
 			// Nothing to place: no cycle (the next submit may then be
 			// placed at once).
 			dirty = false
@@ -287,6 +290,11 @@ func (l *Loop) snapshot() error {
 	l.snapAt = st.Index
 	return nil
 }
+
+// Quiesce stops the loop's cycles for good: it goes on serving requests
+// (an agent's reports of the jobs it kills while the server stops) but
+// starts nothing more.
+func (l *Loop) Quiesce() { l.quiet.Store(true) }
 
 // waiting returns how many jobs wait for a cycle.
 func (l *Loop) waiting() int {
