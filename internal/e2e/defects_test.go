@@ -1,0 +1,138 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/internal/store"
+)
+
+// submitJSON submits args (after `submit --json`) and returns the job's ID.
+func (c client) submitJSON(t *testing.T, args ...string) int64 {
+	t.Helper()
+	r := c.run(append([]string{"submit", "--json"}, args...)...)
+	var ack struct{ ID int64 }
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &ack) != nil || ack.ID < 1 {
+		t.Fatalf("submit %q: %v", args, r)
+	}
+	return ack.ID
+}
+
+// TestKnownDefectJobOutlivesKilledServer proves, once the defect is
+// fixed, that the processes of a dev server's jobs do not outlive the
+// server's SIGKILL and restart: job 1 (`sleep 30`) and job 2 (the same,
+// rerunnable) run; the server is killed and restarted; job 1 is then EXIT
+// -1 "lost when the server restarted" and job 2 runs again (attempt 2,
+// another pid), and within 2 s of the restart neither attempt-1 process
+// may still run. Today both keep running (they are reparented, and
+// nothing kills them): the restarted server gives their slots to other
+// jobs, and the rerunnable job runs twice at once.
+func TestKnownDefectJobOutlivesKilledServer(t *testing.T) {
+	needBinary(t)
+	knownDefect(t, "the processes of a dev server's jobs survive its SIGKILL and restart (they run on while the log says EXIT lost or requeued)")
+	dir := tempDir(t)
+	data := filepath.Join(dir, "data")
+	mark := "outlive"
+	env := clientEnv(filepath.Join(data, "xce.sock"), dir, mark)
+	t.Cleanup(func() { endOrphans(5 * time.Second) })
+	srv := startServer(t, data, dir, env)
+	c := client{env: env, dir: dir}
+	var hosts api.HostsReply
+	if r := c.run("hosts", "--json"); r.code != 0 || json.Unmarshal([]byte(r.out), &hosts) != nil || len(hosts.Hosts) != 1 {
+		t.Fatalf("hosts: %v", r)
+	} else if hosts.Hosts[0].Slots < 2 {
+		t.Skipf("the dev host has %d slot: two jobs cannot run at once", hosts.Hosts[0].Slots)
+	}
+	c.submitJSON(t, "--", "sleep", "30")
+	c.submitJSON(t, "-r", "--", "sleep", "30")
+	js := c.await(t, "jobs 1 and 2 run", 15*time.Second, func(js []api.JobInfo) bool {
+		return len(js) == 2 && js[0].PID != 0 && js[1].PID != 0
+	})
+	old := []int{js[0].PID, js[1].PID}
+	srv.kill9(t)
+	srv = startServer(t, data, dir, env)
+	js = c.await(t, "job 2 runs again", 15*time.Second, func(js []api.JobInfo) bool { return js[1].PID != 0 })
+	if j := js[0]; j.State != "EXIT" || j.ExitCode != -1 || j.EndReason != lostReason {
+		t.Errorf("job 1 after the restart: %s, exit %d, %q; want EXIT, -1, %q", j.State, j.ExitCode, j.EndReason, lostReason)
+	}
+	if j := js[1]; j.State != "RUN" || j.PID == old[1] {
+		t.Errorf("job 2 after the restart: %s, pid %d (was %d); want RUN as another process", j.State, j.PID, old[1])
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for (alive(old[0]) || alive(old[1])) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i, pid := range old {
+		if alive(pid) {
+			t.Errorf("job %d's first attempt (pid %d) still runs 2 s after the restart", i+1, pid)
+		}
+	}
+	srv.stop(t)
+}
+
+// TestKnownDefectRestartLosesNewJob proves, once the defect is fixed,
+// that a restarted dev server does not end as "lost" a job it placed
+// itself. The log is left as a server killed between a submit and the
+// next cycle leaves it (the host registered and free, job N pending; the
+// crash storm reaches this state, here it is written with internal/store
+// so the test is deterministic); the server is started, and job N must
+// end DONE with its output "ran". Today the restarted server's first
+// cycle places job N and starts it before devStart looks for the jobs
+// the log shows running, so devStart ends job N EXIT "lost when the
+// server restarted" while it runs: its start and finish are then
+// dropped, and its slot is given again while it runs. Twenty rounds, since
+// the race is between two goroutines (each round loses it about half the time).
+func TestKnownDefectRestartLosesNewJob(t *testing.T) {
+	needBinary(t)
+	knownDefect(t, "a restarted dev server's first cycle can place a pending job before devStart runs, and devStart then ends it lost while it runs")
+	dir := tempDir(t)
+	data := filepath.Join(dir, "data")
+	env := clientEnv(filepath.Join(data, "xce.sock"), dir, "restart")
+	t.Cleanup(func() { endOrphans(5 * time.Second) })
+	startServer(t, data, dir, env).stop(t) // the log: the host registered
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client{env: env, dir: dir}
+	for round := 1; round <= 20; round++ {
+		s, err := store.Open(filepath.Join(data, "events.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := state.New()
+		if err := s.Read(1, st.Apply); err != nil {
+			t.Fatal(err)
+		}
+		id := st.NextJob()
+		_, err = s.Append(context.Background(), event.Event{At: time.Now().UnixNano(), Type: event.JobSubmitted, Submit: &event.Submit{
+			Job: id, User: me.Username, UID: uint32(os.Getuid()), GID: uint32(os.Getgid()), Queue: "normal",
+			TasksMin: 1, TasksMax: 1, Command: []string{"sh", "-c", "echo ran"}, Cwd: dir, Env: env}})
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := startServer(t, data, dir, env)
+		js := c.await(t, "the job ends", 15*time.Second, func(js []api.JobInfo) bool {
+			return len(js) == int(id) && (js[id-1].State == "DONE" || js[id-1].State == "EXIT")
+		})
+		srv.stop(t)
+		out, _ := os.ReadFile(filepath.Join(dir, "xce-"+strconv.FormatInt(id, 10)+".out"))
+		if j := js[id-1]; j.State != "DONE" || string(out) != "ran\n" {
+			t.Fatalf("round %d: job %d ended %s, exit %d, %q, output %q; want DONE, output \"ran\\n\"", round, id, j.State, j.ExitCode, j.EndReason, out)
+		}
+	}
+}
