@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -135,4 +137,53 @@ func TestKnownDefectRestartLosesNewJob(t *testing.T) {
 			t.Fatalf("round %d: job %d ended %s, exit %d, %q, output %q; want DONE, output \"ran\\n\"", round, id, j.State, j.ExitCode, j.EndReason, out)
 		}
 	}
+}
+
+// rawServer starts a dev server for raw requests and returns its client.
+func rawServer(t *testing.T) (*server, *http.Client) {
+	t.Helper()
+	dir := tempDir(t)
+	data := filepath.Join(dir, "data")
+	srv := startServer(t, data, dir, clientEnv(filepath.Join(data, "xce.sock"), dir, "raw"))
+	return srv, unixHTTP(srv.socket)
+}
+
+// TestKnownDefectRouteErrorsNotJSON proves, once the defect is fixed,
+// that the errors of the router are JSON like every other error
+// (docs/api.md: "Every error is a status code and {"error": "message"}"):
+// an unknown route is 404 and a known route with another method 405, each
+// with Content-Type application/json and an "error". Today both are
+// net/http's text/plain "404 page not found" and "Method Not Allowed".
+func TestKnownDefectRouteErrorsNotJSON(t *testing.T) {
+	needBinary(t)
+	knownDefect(t, "an unknown route (404) or method (405) is answered in text/plain, not with a JSON error")
+	srv, hc := rawServer(t)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{{"GET", "/v1/nothing", 404}, {"GET", "/v1/jobs/1/kill", 405}, {"DELETE", "/v1/jobs", 405}} {
+		code, ctype, body := do(t, hc, c.method, c.path, nil)
+		var e struct{ Error string }
+		if code != c.status || ctype != "application/json" || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" {
+			t.Errorf("%s %s: %d %q %q; want %d and a JSON error", c.method, c.path, code, ctype, body, c.status)
+		}
+	}
+	srv.stop(t)
+}
+
+// TestKnownDefectOversizeBodyIs400 proves, once the defect is fixed, that
+// every body over 8 MiB is 413 (docs/api.md), also one whose JSON value
+// is small and followed by white space up to 8 MiB and a byte. Today that
+// body is 400 "body: more than one JSON value" (api.decode's check for a
+// second value meets the size limit and reports it as a second value).
+func TestKnownDefectOversizeBodyIs400(t *testing.T) {
+	needBinary(t)
+	knownDefect(t, "a body over 8 MiB of one small JSON value and white space is refused 400 \"more than one JSON value\", not 413")
+	srv, hc := rawServer(t)
+	body := append([]byte(`{"jobs": []}`), bytes.Repeat([]byte(" "), api.MaxBody+1-12)...)
+	code, ctype, got := do(t, hc, "POST", "/v1/jobs", body)
+	if want := `{"error":"the body is over 8388608 bytes"}` + "\n"; code != 413 || ctype != "application/json" || got != want {
+		t.Errorf("POST /v1/jobs, %d bytes: %d %q %q; want 413 %q", len(body), code, ctype, got, want)
+	}
+	srv.stop(t)
 }

@@ -60,7 +60,11 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	xceBin = filepath.Join(dir, "xce")
-	build := exec.Command(goTool, "build", "-o", xceBin, "github.com/xce-sched/xce/cmd/xce")
+	args := []string{"build", "-o", xceBin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	build := exec.Command(goTool, append(args, "github.com/xce-sched/xce/cmd/xce")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: go build: %v\n%s", err, out)
 		return 1
@@ -172,7 +176,8 @@ func clientEnv(socket, home, mark string) []string {
 	if path == "" {
 		path = "/usr/bin:/bin"
 	}
-	return []string{"PATH=" + path, "HOME=" + home, "LANG=C", "XCE_SERVER=" + socket, "XCE_E2E_MARK=" + mark}
+	// GORACE: a binary built with -race otherwise sleeps 1 s at exit.
+	return []string{"PATH=" + path, "HOME=" + home, "LANG=C", "XCE_SERVER=" + socket, "XCE_E2E_MARK=" + mark, "GORACE=atexit_sleep_ms=0"}
 }
 
 // run runs `xce args...`, bounded at 20 s (then killed: exit -1).
@@ -290,6 +295,16 @@ func (s *server) kill9(t *testing.T) {
 	if !s.p.signalWait(unix.SIGKILL, 10*time.Second) {
 		t.Fatalf("server %d not reaped 10 s after SIGKILL", s.p.pid)
 	}
+	s.checkRaces(t)
+}
+
+// checkRaces fails the test if the server (built with -race) reported a
+// data race.
+func (s *server) checkRaces(t *testing.T) {
+	t.Helper()
+	if out := s.stderr.String(); strings.Contains(out, "WARNING: DATA RACE") {
+		t.Errorf("the server met a data race:\n%s", out)
+	}
 }
 
 // stop stops the server with SIGTERM, as an operator would, and checks
@@ -302,6 +317,7 @@ func (s *server) stop(t *testing.T) {
 	if s.p.err != nil {
 		t.Errorf("server exited: %v: %s", s.p.err, s.stderr.String())
 	}
+	s.checkRaces(t)
 }
 
 // readLog reads the event log of a stopped server: every event, and the
