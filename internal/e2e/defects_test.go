@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,4 +187,46 @@ func TestKnownDefectOversizeBodyIs400(t *testing.T) {
 		t.Errorf("POST /v1/jobs, %d bytes: %d %q %q; want 413 %q", len(body), code, ctype, got, want)
 	}
 	srv.stop(t)
+}
+
+// TestKnownDefectStopStartsPendingJobs proves, once the defect is fixed,
+// that a dev server asked to stop (SIGTERM) stops promptly: with every
+// slot taken by a `sleep 30` job and two more pending, it must exit within
+// 5 s, the running jobs ending EXIT "killed" and the pending ones left
+// PEND, never placed (docs/daemon.md: "when it stops (SIGINT, SIGTERM) it
+// kills them and records their ends"). Today the loop goes on while the
+// agent's jobs are killed and waited for: their ends free the slots, the
+// next cycles place the pending jobs, the agent starts them and the server
+// waits for them to end by themselves, so the stop takes as long as the
+// whole queue.
+func TestKnownDefectStopStartsPendingJobs(t *testing.T) {
+	needBinary(t)
+	knownDefect(t, "a dev server stopping on SIGTERM starts its pending jobs and waits for them to end")
+	dir := tempDir(t)
+	data := filepath.Join(dir, "data")
+	env := clientEnv(filepath.Join(data, "xce.sock"), dir, "stop")
+	t.Cleanup(func() { endOrphans(5 * time.Second) })
+	srv := startServer(t, data, dir, env)
+	c := client{env: env, dir: dir}
+	var hosts api.HostsReply
+	if r := c.run("hosts", "--json"); r.code != 0 || json.Unmarshal([]byte(r.out), &hosts) != nil || len(hosts.Hosts) != 1 {
+		t.Fatalf("hosts: %v", r)
+	}
+	slots := hosts.Hosts[0].Slots
+	for range slots + 2 {
+		c.submitJSON(t, "--", "sleep", "30")
+	}
+	c.await(t, "every slot runs a job", 15*time.Second, func(js []api.JobInfo) bool {
+		return len(js) == slots+2 && js[slots-1].PID != 0
+	})
+	if !srv.p.signalWait(syscall.SIGTERM, 5*time.Second) {
+		t.Errorf("the server still ran 5 s after SIGTERM (then killed)")
+	}
+	st, _ := readLog(t, data)
+	for _, j := range st.Jobs {
+		if int(j.Job) <= slots && (j.State != state.Exit || j.EndReason != "killed") || int(j.Job) > slots && (j.State != state.Pend || j.Attempt != 0) {
+			t.Errorf("job %d after the stop: %s, %q, %d attempts; want jobs 1-%d EXIT killed, the others PEND, never placed",
+				j.Job, j.State, j.EndReason, j.Attempt, slots)
+		}
+	}
 }
