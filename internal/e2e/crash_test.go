@@ -31,6 +31,8 @@ const (
 	stormClients = 3
 	minUp, maxUp = 300 * time.Millisecond, 1200 * time.Millisecond
 	maxDown      = 150 * time.Millisecond
+	// Every fourth restart is killed too, at most maxEarly after it began.
+	maxEarly = 100 * time.Millisecond
 )
 
 // submission is one `xce submit` of the storm: the job's name (unique),
@@ -138,8 +140,7 @@ func TestCrashStorm(t *testing.T) {
 	}
 
 	var deaths []death
-	for range stormKills {
-		time.Sleep(minUp + time.Duration(rng.Int64N(int64(maxUp-minUp))))
+	kill := func() {
 		srv.kill9(t)
 		d := death{survivors: jobProcesses(mark)}
 		st, _ := readLog(t, data)
@@ -151,6 +152,17 @@ func TestCrashStorm(t *testing.T) {
 		}
 		deaths = append(deaths, d)
 		time.Sleep(time.Duration(rng.Int64N(int64(maxDown))))
+	}
+	for k := range stormKills {
+		time.Sleep(minUp + time.Duration(rng.Int64N(int64(maxUp-minUp))))
+		kill()
+		if k%4 == 3 {
+			// Killed again while it starts: recovering, ending the
+			// earlier run's jobs, or in its first cycles.
+			srv = spawnServer(t, data, dir, env)
+			time.Sleep(time.Duration(rng.Int64N(int64(maxEarly))))
+			kill()
+		}
 		srv = startServer(t, data, dir, env)
 		reapOrphans()
 	}
@@ -169,7 +181,11 @@ func TestCrashStorm(t *testing.T) {
 	checkOutputs(t, dir, st)
 
 	var survivors []int64 // jobs with a process alive after their server's death
+	hits := 0             // kills while the log showed jobs running
 	for _, d := range deaths {
+		if len(d.running) > 0 {
+			hits++
+		}
 		for _, p := range d.survivors {
 			if !slices.Contains(survivors, p.job) {
 				survivors = append(survivors, p.job)
@@ -184,8 +200,11 @@ func TestCrashStorm(t *testing.T) {
 			failed++
 		}
 	}
-	t.Logf("%d kills in %v; %d submits acknowledged, %d failed; %d jobs, %d attempts ended lost; %v in all",
-		len(deaths), stormTime.Round(time.Millisecond), acked, failed, len(final), len(lost), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d kills (%d while jobs ran) in %v; %d submits acknowledged, %d failed; %d jobs, %d attempts ended lost; %v in all",
+		len(deaths), hits, stormTime.Round(time.Millisecond), acked, failed, len(final), len(lost), time.Since(start).Round(time.Millisecond))
+	if hits == 0 {
+		t.Error("no kill came while a job ran")
+	}
 	if len(survivors) > 0 {
 		msg := fmt.Sprintf("known defect: the processes of jobs %v were still running after their server was killed", survivors)
 		if strict {
@@ -224,7 +243,8 @@ func checkSubmissions(t *testing.T, subs []submission, jobs []api.JobInfo, st *s
 		byName[j.Name] = j.ID
 	}
 	told := map[int64]bool{}
-	unacked := 0
+	unacked, refusals, cut := 0, 0, 0
+	var cutMsgs []string
 	for _, s := range subs {
 		id, stored := byName[s.name]
 		switch {
@@ -240,16 +260,26 @@ func checkSubmissions(t *testing.T, subs []submission, jobs []api.JobInfo, st *s
 			if j := jobs[id-1]; !slices.Equal(j.Command, []string{"sh", "-c", s.line}) || st.Job(id).Rerunnable != s.rerun {
 				t.Errorf("job %d: command %q, rerunnable %v; submitted %q, %v", id, j.Command, st.Job(id).Rerunnable, s.line, s.rerun)
 			}
-		case s.r.code != 1 || !strings.HasPrefix(s.r.errOut, "xce: "):
-			t.Errorf("submit %s failed: %v; want exit 1 and an error", s.name, s.r)
-		case strings.Contains(s.r.errOut, "connection refused") || strings.Contains(s.r.errOut, "no such file or directory"):
+		case s.r.code != 1 || s.r.out != "" || !strings.HasPrefix(s.r.errOut, "xce: "):
+			t.Errorf("submit %s failed: %v; want exit 1, an error and no ID", s.name, s.r)
+		case refused(s.r):
+			refusals++
 			if stored {
 				t.Errorf("submit %s reached no server (%v) but is job %d", s.name, s.r, id)
 			}
-		case stored:
-			unacked++ // the server died after storing it, before answering
+		default:
+			if cut++; !slices.Contains(cutMsgs, s.r.errOut) && len(cutMsgs) < 3 {
+				cutMsgs = append(cutMsgs, s.r.errOut)
+			}
+			if stored {
+				unacked++ // the server died after storing it, before answering
+			}
 		}
 	}
+	if refusals == 0 {
+		t.Error("no submit was made while the server was down")
+	}
+	t.Logf("failed submits: %d found no server listening, %d lost their server during the request %q", refusals, cut, cutMsgs)
 	for _, j := range jobs {
 		if !told[j.ID] && !slices.ContainsFunc(subs, func(s submission) bool { return s.name == j.Name && s.r.code == 1 }) {
 			t.Errorf("job %d (%s) was stored but no submit of it failed or was acknowledged", j.ID, j.Name)
@@ -264,6 +294,12 @@ func checkSubmissions(t *testing.T, subs []submission, jobs []api.JobInfo, st *s
 type attempt struct {
 	job int64
 	n   int
+}
+
+// refused says whether a submit failed because no server listened on
+// the socket: the request was never sent.
+func refused(r result) bool {
+	return strings.Contains(r.errOut, "connect: connection refused") || strings.Contains(r.errOut, "connect: no such file or directory")
 }
 
 // checkLog checks each job's life in the log and its end: every attempt
@@ -342,6 +378,9 @@ func checkDeaths(t *testing.T, deaths []death, lost map[attempt]uint64, evs []ev
 			end = deaths[k+1].last
 		}
 		for _, a := range d.running {
+			if k+1 < len(deaths) && slices.Contains(deaths[k+1].running, a) {
+				continue // the next run was killed before it ended a
+			}
 			if at, ok := lost[a]; !ok || at <= d.last || at > end {
 				t.Errorf("kill %d: job %d attempt %d ran when the server was killed (log at %d), but was not ended lost by the next run (%d)",
 					k+1, a.job, a.n, d.last, at)
@@ -382,4 +421,34 @@ func checkOutputs(t *testing.T, dir string, st *state.State) {
 			t.Errorf("job %d (%s, rerunnable %v, %d attempts) ran %d times", j.Job, j.State, j.Rerunnable, j.Attempt, runs)
 		}
 	}
+}
+
+// TestSecondServerRefused proves that a second `xce serve --dev` on the
+// data directory of a running one exits 1 within 10 s, saying the log is
+// in use, and leaves the first serving (its socket answers, its job goes
+// on): the restarts of the storm rely on the log's lock and the socket's
+// probe.
+func TestSecondServerRefused(t *testing.T) {
+	needBinary(t)
+	dir := tempDir(t)
+	data := filepath.Join(dir, "data")
+	env := clientEnv(filepath.Join(data, "xce.sock"), dir, "second")
+	t.Cleanup(func() { endOrphans(5 * time.Second) })
+	srv := startServer(t, data, dir, env)
+	c := client{env: env, dir: dir}
+	c.submitJSON(t, "--", "sleep", "30")
+	c.await(t, "job 1 runs", 15*time.Second, func(js []api.JobInfo) bool { return len(js) == 1 && js[0].PID != 0 })
+	second := spawnServer(t, data, dir, env)
+	select {
+	case <-second.p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second server still runs after 10 s")
+	}
+	if code := second.p.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(second.stderr.String(), "events.db: in use by another process") {
+		t.Errorf("second server: exit %d, %q; want 1, the log in use", code, second.stderr.String())
+	}
+	if js := c.jobs(t); len(js) != 1 || js[0].State != "RUN" || !alive(js[0].PID) {
+		t.Errorf("the first server's job after the second's attempt: %+v", js)
+	}
+	srv.stop(t)
 }

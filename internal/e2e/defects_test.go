@@ -3,14 +3,18 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +36,16 @@ func (c client) submitJSON(t *testing.T, args ...string) int64 {
 	return ack.ID
 }
 
+// slots returns the dev host's slots (`xce hosts --json`).
+func (c client) slots(t *testing.T) int {
+	t.Helper()
+	var hosts api.HostsReply
+	if r := c.run("hosts", "--json"); r.code != 0 || json.Unmarshal([]byte(r.out), &hosts) != nil || len(hosts.Hosts) != 1 {
+		t.Fatalf("hosts: %v", r)
+	}
+	return hosts.Hosts[0].Slots
+}
+
 // TestKnownDefectJobOutlivesKilledServer proves, once the defect is
 // fixed, that the processes of a dev server's jobs do not outlive the
 // server's SIGKILL and restart: job 1 (`sleep 30`) and job 2 (the same,
@@ -51,11 +65,8 @@ func TestKnownDefectJobOutlivesKilledServer(t *testing.T) {
 	t.Cleanup(func() { endOrphans(5 * time.Second) })
 	srv := startServer(t, data, dir, env)
 	c := client{env: env, dir: dir}
-	var hosts api.HostsReply
-	if r := c.run("hosts", "--json"); r.code != 0 || json.Unmarshal([]byte(r.out), &hosts) != nil || len(hosts.Hosts) != 1 {
-		t.Fatalf("hosts: %v", r)
-	} else if hosts.Hosts[0].Slots < 2 {
-		t.Skipf("the dev host has %d slot: two jobs cannot run at once", hosts.Hosts[0].Slots)
+	if n := c.slots(t); n < 2 {
+		t.Skipf("the dev host has %d slot: two jobs cannot run at once", n)
 	}
 	c.submitJSON(t, "--", "sleep", "30")
 	c.submitJSON(t, "-r", "--", "sleep", "30")
@@ -208,11 +219,7 @@ func TestKnownDefectStopStartsPendingJobs(t *testing.T) {
 	t.Cleanup(func() { endOrphans(5 * time.Second) })
 	srv := startServer(t, data, dir, env)
 	c := client{env: env, dir: dir}
-	var hosts api.HostsReply
-	if r := c.run("hosts", "--json"); r.code != 0 || json.Unmarshal([]byte(r.out), &hosts) != nil || len(hosts.Hosts) != 1 {
-		t.Fatalf("hosts: %v", r)
-	}
-	slots := hosts.Hosts[0].Slots
+	slots := c.slots(t)
 	for range slots + 2 {
 		c.submitJSON(t, "--", "sleep", "30")
 	}
@@ -228,5 +235,51 @@ func TestKnownDefectStopStartsPendingJobs(t *testing.T) {
 			t.Errorf("job %d after the stop: %s, %q, %d attempts; want jobs 1-%d EXIT killed, the others PEND, never placed",
 				j.Job, j.State, j.EndReason, j.Attempt, slots)
 		}
+	}
+}
+
+// TestKnownDefectSubmitCutSaysUnreachable proves, once the defect is
+// fixed, that `xce submit` does not say the server could not be reached
+// when the server read the whole request and then closed the connection
+// without an answer (what a server killed between storing a job and
+// answering does; the crash storm sees it): the job may exist, and the
+// user who believes it does not will submit it again. Here a fake server
+// on a socket of the test's own reads the request and hangs up. Today the
+// command says "cannot reach the xce server: ... EOF".
+func TestKnownDefectSubmitCutSaysUnreachable(t *testing.T) {
+	needBinary(t)
+	knownDefect(t, "a submit whose server hung up after reading the request says \"cannot reach the xce server\" although the job may be stored")
+	dir := tempDir(t)
+	socket := filepath.Join(dir, "fake.sock")
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	read := make(chan error, 1)
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			read <- err
+			return
+		}
+		defer conn.Close()
+		req, err := http.ReadRequest(bufio.NewReader(conn))
+		if err == nil {
+			_, err = io.ReadAll(req.Body)
+		}
+		read <- err
+	}()
+	r := client{env: clientEnv(socket, dir, "cut"), dir: dir}.run("submit", "--json", "--", "true")
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatalf("the fake server did not read the request: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fake server got no request")
+	}
+	if r.code != 1 || r.out != "" || strings.Contains(r.errOut, "cannot reach") {
+		t.Errorf("submit cut after the request: %v; want exit 1, and not that the server could not be reached", r)
 	}
 }

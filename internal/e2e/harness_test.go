@@ -267,6 +267,23 @@ type server struct {
 // the end of the test if still running.
 func startServer(t *testing.T, data, dir string, env []string) *server {
 	t.Helper()
+	s := spawnServer(t, data, dir, env)
+	deadline := time.After(15 * time.Second)
+	for !strings.Contains(s.stderr.String(), "xce: serving on ") {
+		select {
+		case <-s.p.done:
+			t.Fatalf("xce serve exited (%v): %s", s.p.err, s.stderr.String())
+		case <-deadline:
+			t.Fatalf("xce serve is not serving after 15 s: %s", s.stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return s
+}
+
+// spawnServer starts a dev server on data and returns at once.
+func spawnServer(t *testing.T, data, dir string, env []string) *server {
+	t.Helper()
 	cmd := exec.Command(xceBin, "serve", "--dev", "--data", data)
 	s := &server{data: data, socket: filepath.Join(data, "xce.sock"), stderr: &syncBuffer{}}
 	cmd.Env, cmd.Dir, cmd.Stderr = env, dir, s.stderr
@@ -276,16 +293,6 @@ func startServer(t *testing.T, data, dir string, env []string) *server {
 	}
 	s.p = p
 	t.Cleanup(func() { s.p.signalWait(unix.SIGKILL, 10*time.Second) })
-	deadline := time.After(15 * time.Second)
-	for !strings.Contains(s.stderr.String(), "xce: serving on ") {
-		select {
-		case <-p.done:
-			t.Fatalf("xce serve exited (%v): %s", p.err, s.stderr.String())
-		case <-deadline:
-			t.Fatalf("xce serve is not serving after 15 s: %s", s.stderr.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 	return s
 }
 
