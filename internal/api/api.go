@@ -12,8 +12,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/xce-sched/xce/internal/auth"
+	clipper "github.com/xce-sched/xce/internal/clip"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/server"
@@ -79,7 +81,30 @@ func NewHandler(loop *server.Loop, log EventReader, admins []string, queue strin
 	h.mux.HandleFunc("POST /v1/reconfig", h.reconfig)
 	h.mux.HandleFunc("GET /v1/limits", h.limits)
 	h.mux.HandleFunc("POST /v1/tokens", h.token)
+	h.mux.HandleFunc("/", h.noRoute)
 	return h
+}
+
+// noRoute answers a request no route takes, in JSON as every error: 405
+// with the methods the path takes (Allow), or 404.
+func (h *Handler) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := h.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		fail(w, &Error{Status: http.StatusMethodNotAllowed, Msg: fmt.Sprintf("%s %s: the path takes %s", r.Method, r.URL.Path, strings.Join(allow, ", "))})
+		return
+	}
+	fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("no route %s %s (docs/api.md)", r.Method, r.URL.Path)})
 }
 
 // ServeHTTP implements http.Handler: every request needs an identity.
@@ -136,6 +161,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return &Error{Status: http.StatusBadRequest, Msg: "body: " + err.Error()}
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("the body is over %d bytes", MaxBody)}
+		}
 		return &Error{Status: http.StatusBadRequest, Msg: "body: more than one JSON value"}
 	}
 	return nil
@@ -165,6 +194,48 @@ type JobRequest struct {
 	Rerunnable bool     `json:"rerunnable,omitempty"`
 }
 
+// check returns why the job could never start, whatever the cluster: no
+// command or script, a working directory that is not absolute, an
+// environment entry without "=", a NUL byte anywhere, a bad task count or
+// a negative estimate. Field is the path under the job ("".cwd").
+func (j *JobRequest) check() *Error {
+	bad := func(field, format string, args ...any) *Error {
+		return &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf(format, args...), Field: field}
+	}
+	switch {
+	case (len(j.Command) == 0) == (j.Script == ""):
+		return bad("", "give a command or a script")
+	case !strings.HasPrefix(j.Cwd, "/"):
+		return bad(".cwd", "the working directory must be an absolute path, got %q", clipper.Text(j.Cwd, 40))
+	case j.TasksMin < 1 || j.TasksMax < j.TasksMin:
+		return bad(".tasks_min", "bad task count %d,%d", j.TasksMin, j.TasksMax)
+	case j.Estimate < 0:
+		return bad(".estimate", "a negative run limit, %d s", j.Estimate)
+	}
+	for k, e := range j.Env {
+		if !strings.Contains(e, "=") {
+			return bad(fmt.Sprintf(".env[%d]", k), "not NAME=value: %q", clipper.Text(e, 40))
+		}
+	}
+	nul := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	for k, a := range j.Command {
+		if nul(a) {
+			return bad(fmt.Sprintf(".command[%d]", k), "a NUL byte")
+		}
+	}
+	for field, v := range map[string]string{".script": j.Script, ".cwd": j.Cwd, ".stdout": j.Stdout, ".stderr": j.Stderr} {
+		if nul(v) {
+			return bad(field, "a NUL byte")
+		}
+	}
+	for k, e := range j.Env {
+		if nul(e) {
+			return bad(fmt.Sprintf(".env[%d]", k), "a NUL byte")
+		}
+	}
+	return nil
+}
+
 // SubmitReply is the answer to POST /v1/jobs.
 type SubmitReply struct {
 	IDs    []int64  `json:"ids"`
@@ -183,8 +254,9 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, j := range req.Jobs {
-		if (len(j.Command) == 0) == (j.Script == "") {
-			fail(w, &Error{Status: http.StatusBadRequest, Msg: "give a command or a script", Field: fmt.Sprintf("jobs[%d]", i)})
+		if err := j.check(); err != nil {
+			err.Field = fmt.Sprintf("jobs[%d]%s", i, err.Field)
+			fail(w, err)
 			return
 		}
 	}

@@ -12,11 +12,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/xce-sched/xce/internal/api"
@@ -130,8 +132,14 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) }}))
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if wrote.Load() && method != http.MethodGet {
+			return fmt.Errorf("the xce server took the request but did not answer (it may have stopped): it may or may not have been carried out; check (xce jobs): %w", err)
+		}
 		return fmt.Errorf("cannot reach the xce server: %w", err)
 	}
 	defer resp.Body.Close()

@@ -46,18 +46,16 @@ func (c client) slots(t *testing.T) int {
 	return hosts.Hosts[0].Slots
 }
 
-// TestKnownDefectJobOutlivesKilledServer proves, once the defect is
-// fixed, that the processes of a dev server's jobs do not outlive the
+// TestRegressionJobOutlivesKilledServer proves that the processes of a dev server's jobs do not outlive the
 // server's SIGKILL and restart: job 1 (`sleep 30`) and job 2 (the same,
 // rerunnable) run; the server is killed and restarted; job 1 is then EXIT
 // -1 "lost when the server restarted" and job 2 runs again (attempt 2,
 // another pid), and within 2 s of the restart neither attempt-1 process
-// may still run. Today both keep running (they are reparented, and
+// may still run. Before the fix, both keep running (they are reparented, and
 // nothing kills them): the restarted server gives their slots to other
 // jobs, and the rerunnable job runs twice at once.
-func TestKnownDefectJobOutlivesKilledServer(t *testing.T) {
+func TestRegressionJobOutlivesKilledServer(t *testing.T) {
 	needBinary(t)
-	knownDefect(t, "the processes of a dev server's jobs survive its SIGKILL and restart (they run on while the log says EXIT lost or requeued)")
 	dir := tempDir(t)
 	data := filepath.Join(dir, "data")
 	mark := "outlive"
@@ -95,21 +93,20 @@ func TestKnownDefectJobOutlivesKilledServer(t *testing.T) {
 	srv.stop(t)
 }
 
-// TestKnownDefectRestartLosesNewJob proves, once the defect is fixed,
+// TestRegressionRestartLosesNewJob proves
 // that a restarted dev server does not end as "lost" a job it placed
 // itself. The log is left as a server killed between a submit and the
 // next cycle leaves it (the host registered and free, job N pending; the
 // crash storm reaches this state, here it is written with internal/store
 // so the test is deterministic); the server is started, and job N must
-// end DONE with its output "ran". Today the restarted server's first
+// end DONE with its output "ran". Before the fix, the restarted server's first
 // cycle places job N and starts it before devStart looks for the jobs
 // the log shows running, so devStart ends job N EXIT "lost when the
 // server restarted" while it runs: its start and finish are then
 // dropped, and its slot is given again while it runs. Twenty rounds, since
 // the race is between two goroutines (each round loses it about half the time).
-func TestKnownDefectRestartLosesNewJob(t *testing.T) {
+func TestRegressionRestartLosesNewJob(t *testing.T) {
 	needBinary(t)
-	knownDefect(t, "a restarted dev server's first cycle can place a pending job before devStart runs, and devStart then ends it lost while it runs")
 	dir := tempDir(t)
 	data := filepath.Join(dir, "data")
 	env := clientEnv(filepath.Join(data, "xce.sock"), dir, "restart")
@@ -160,15 +157,14 @@ func rawServer(t *testing.T) (*server, *http.Client) {
 	return srv, unixHTTP(srv.socket)
 }
 
-// TestKnownDefectRouteErrorsNotJSON proves, once the defect is fixed,
+// TestRegressionRouteErrorsNotJSON proves
 // that the errors of the router are JSON like every other error
 // (docs/api.md: "Every error is a status code and {"error": "message"}"):
 // an unknown route is 404 and a known route with another method 405, each
-// with Content-Type application/json and an "error". Today both are
+// with Content-Type application/json and an "error". Before the fix, both are
 // net/http's text/plain "404 page not found" and "Method Not Allowed".
-func TestKnownDefectRouteErrorsNotJSON(t *testing.T) {
+func TestRegressionRouteErrorsNotJSON(t *testing.T) {
 	needBinary(t)
-	knownDefect(t, "an unknown route (404) or method (405) is answered in text/plain, not with a JSON error")
 	srv, hc := rawServer(t)
 	for _, c := range []struct {
 		method, path string
@@ -183,14 +179,13 @@ func TestKnownDefectRouteErrorsNotJSON(t *testing.T) {
 	srv.stop(t)
 }
 
-// TestKnownDefectOversizeBodyIs400 proves, once the defect is fixed, that
+// TestRegressionOversizeBodyIs400 proves that
 // every body over 8 MiB is 413 (docs/api.md), also one whose JSON value
-// is small and followed by white space up to 8 MiB and a byte. Today that
+// is small and followed by white space up to 8 MiB and a byte. Before the fix, that
 // body is 400 "body: more than one JSON value" (api.decode's check for a
 // second value meets the size limit and reports it as a second value).
-func TestKnownDefectOversizeBodyIs400(t *testing.T) {
+func TestRegressionOversizeBodyIs400(t *testing.T) {
 	needBinary(t)
-	knownDefect(t, "a body over 8 MiB of one small JSON value and white space is refused 400 \"more than one JSON value\", not 413")
 	srv, hc := rawServer(t)
 	body := append([]byte(`{"jobs": []}`), bytes.Repeat([]byte(" "), api.MaxBody+1-12)...)
 	code, ctype, got := do(t, hc, "POST", "/v1/jobs", body)
@@ -200,19 +195,18 @@ func TestKnownDefectOversizeBodyIs400(t *testing.T) {
 	srv.stop(t)
 }
 
-// TestKnownDefectStopStartsPendingJobs proves, once the defect is fixed,
+// TestRegressionStopStartsPendingJobs proves
 // that a dev server asked to stop (SIGTERM) stops promptly: with every
 // slot taken by a `sleep 30` job and two more pending, it must exit within
 // 5 s, the running jobs ending EXIT "killed" and the pending ones left
 // PEND, never placed (docs/daemon.md: "when it stops (SIGINT, SIGTERM) it
-// kills them and records their ends"). Today the loop goes on while the
+// kills them and records their ends"). Before the fix, the loop goes on while the
 // agent's jobs are killed and waited for: their ends free the slots, the
 // next cycles place the pending jobs, the agent starts them and the server
 // waits for them to end by themselves, so the stop takes as long as the
 // whole queue.
-func TestKnownDefectStopStartsPendingJobs(t *testing.T) {
+func TestRegressionStopStartsPendingJobs(t *testing.T) {
 	needBinary(t)
-	knownDefect(t, "a dev server stopping on SIGTERM starts its pending jobs and waits for them to end")
 	dir := tempDir(t)
 	data := filepath.Join(dir, "data")
 	env := clientEnv(filepath.Join(data, "xce.sock"), dir, "stop")
@@ -238,17 +232,15 @@ func TestKnownDefectStopStartsPendingJobs(t *testing.T) {
 	}
 }
 
-// TestKnownDefectSubmitCutSaysUnreachable proves, once the defect is
-// fixed, that `xce submit` does not say the server could not be reached
+// TestRegressionSubmitCutSaysUnreachable proves that `xce submit` does not say the server could not be reached
 // when the server read the whole request and then closed the connection
 // without an answer (what a server killed between storing a job and
 // answering does; the crash storm sees it): the job may exist, and the
 // user who believes it does not will submit it again. Here a fake server
-// on a socket of the test's own reads the request and hangs up. Today the
+// on a socket of the test's own reads the request and hangs up. Before the fix, the
 // command says "cannot reach the xce server: ... EOF".
-func TestKnownDefectSubmitCutSaysUnreachable(t *testing.T) {
+func TestRegressionSubmitCutSaysUnreachable(t *testing.T) {
 	needBinary(t)
-	knownDefect(t, "a submit whose server hung up after reading the request says \"cannot reach the xce server\" although the job may be stored")
 	dir := tempDir(t)
 	socket := filepath.Join(dir, "fake.sock")
 	l, err := net.Listen("unix", socket)

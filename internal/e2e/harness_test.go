@@ -31,10 +31,6 @@ import (
 // every test skips instead.
 var xceBin, skipAll string
 
-// envKnownDefects, when set to 1, runs the regression tests of known,
-// unfixed defects (they fail until the defect is fixed).
-const envKnownDefects = "XCE_E2E_KNOWN_DEFECTS"
-
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
@@ -92,12 +88,6 @@ func needBinary(t *testing.T) {
 
 // knownDefect skips a regression test of a known defect unless
 // XCE_E2E_KNOWN_DEFECTS=1.
-func knownDefect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv(envKnownDefects) != "1" {
-		t.Skipf("known defect: %s (%s=1 runs this test)", what, envKnownDefects)
-	}
-}
 
 func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }
 
