@@ -107,7 +107,7 @@ type rig struct {
 	// When the test sent an agent SIGTERM, and when it had exited (Unix
 	// nanoseconds).
 	stopAt, stoppedAt int64
-	logged            bool
+	logged, closed    bool
 }
 
 // proc is a child process of the test: the server or an agent.
@@ -263,6 +263,10 @@ func (r *rig) stopServer() {
 // and reaps what is left of the recorded job processes, and logs the
 // processes' output when the test failed (or XCE_TEST_LOGS is set).
 func (r *rig) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
 	for _, name := range r.order {
 		r.agents[name].stop(r.tb, waitShort)
 	}
@@ -298,6 +302,32 @@ func tail(s string, n int) string {
 		lines = append([]string{fmt.Sprintf("[%d lines]\n", len(lines)-n)}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "")
+}
+
+// cpu returns the CPU time (user and system) the server, the agents
+// themselves and their jobs (the children they reaped) have taken so
+// far, from /proc/PID/stat.
+func (r *rig) cpu() (server, agents, jobs time.Duration) {
+	read := func(p *proc) (self, children time.Duration) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		if err != nil {
+			return 0, 0
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // f[0] is field 3
+		tick := func(i int) time.Duration {
+			n, _ := strconv.ParseInt(f[i-3], 10, 64)
+			return time.Duration(n) * time.Second / 100 // USER_HZ
+		}
+		return tick(14) + tick(15), tick(16) + tick(17)
+	}
+	server, _ = read(r.server)
+	for _, name := range r.order {
+		self, children := read(r.agents[name])
+		agents += self
+		jobs += children
+	}
+	return server, agents, jobs
 }
 
 // await polls cond every 20 ms until it holds, for at most d.
