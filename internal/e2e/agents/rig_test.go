@@ -90,20 +90,23 @@ var errNoGo = errors.New("the go tool is not available")
 // rig is an `xce serve` process and its `xce agent` processes, all
 // children of the test, in a temporary directory: DIR/data holds the
 // server's data, DIR/agent-NAME each agent's directory, DIR/work the
-// jobs' working directory (their submit directory).
+// jobs' working directory (their submit directory). With
+// XCE_E2E_AGENT_DIRS set, the agents' directories are in a temporary
+// directory there instead (/dev/shm: the agents' journals on tmpfs).
 type rig struct {
-	tb     testing.TB
-	bin    string
-	dir    string
-	data   string
-	work   string
-	sock   string
-	addr   string // the agents' address
-	server *proc
-	agents map[string]*proc
-	order  []string // agent names, in start order
-	c      *client.Client
-	pids   []recordedPID // job processes that may outlive their agents
+	tb        testing.TB
+	bin       string
+	dir       string
+	agentBase string // where the agents' directories are
+	data      string
+	work      string
+	sock      string
+	addr      string // the agents' address
+	server    *proc
+	agents    map[string]*proc
+	order     []string // agent names, in start order
+	c         *client.Client
+	pids      []recordedPID // job processes that may outlive their agents
 	// When the test sent an agent SIGTERM, and when it had exited (Unix
 	// nanoseconds).
 	stopAt, stoppedAt int64
@@ -130,8 +133,15 @@ func newRig(tb testing.TB, config string, hosts ...string) *rig {
 		tb.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
 	}
 	dir := tb.TempDir()
-	r := &rig{tb: tb, bin: bin, dir: dir, data: filepath.Join(dir, "data"), work: filepath.Join(dir, "work"), agents: map[string]*proc{}}
+	r := &rig{tb: tb, bin: bin, dir: dir, agentBase: dir, data: filepath.Join(dir, "data"), work: filepath.Join(dir, "work"), agents: map[string]*proc{}}
 	tb.Cleanup(r.close)
+	if base := os.Getenv("XCE_E2E_AGENT_DIRS"); base != "" {
+		var err error
+		if r.agentBase, err = os.MkdirTemp(base, "xce-e2e-agents-"); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = os.RemoveAll(r.agentBase) })
+	}
 	if err := os.MkdirAll(filepath.Join(r.work, "out"), 0o755); err != nil {
 		tb.Fatal(err)
 	}
@@ -215,7 +225,7 @@ func (r *rig) startAgent(name string) *proc {
 	r.tb.Helper()
 	p := &proc{name: "agent " + name, out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(r.bin, "agent", "--server", r.addr, "--name", name, "--token-file", filepath.Join(r.data, "agent.token"),
-		"--dir", filepath.Join(r.dir, "agent-"+name))
+		"--dir", filepath.Join(r.agentBase, "agent-"+name))
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
