@@ -317,7 +317,24 @@ func (h *Hub) Report(ctx context.Context, r *Report) (bool, error) {
 // timeout, and a job whose command still runs there by the state (its
 // start order was not carried out) ends or is requeued as for a lost
 // host, with ReasonAgentStopped.
-func (h *Hub) Leave(ctx context.Context, name, session string) error {
+//
+// With draining, the agent is only about to stop: its host is made
+// unavail (a host.lost event) so that no job is placed there while it
+// kills its jobs and reports their ends, but the session stays for those
+// reports, and nothing else is ended.
+func (h *Hub) Leave(ctx context.Context, name, session string, draining bool) error {
+	h.mu.Lock()
+	_, err := h.sessionLocked(name, session)
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if draining {
+		_, err := h.o.Do(ctx, func(*state.State, int64) ([]event.Event, error) {
+			return []event.Event{{Type: event.HostLost, Host: &event.Host{Name: name, Reason: ReasonAgentStopping}}}, nil
+		})
+		return err
+	}
 	h.mu.Lock()
 	e, err := h.sessionLocked(name, session)
 	h.mu.Unlock()

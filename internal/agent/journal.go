@@ -138,7 +138,9 @@ func (j *journal) setGrace(d time.Duration) {
 // started records that k runs as proc, and kills it at once when it was
 // killed before it started or the agent is stopping.
 func (j *journal) started(k key, proc *launch.Process) error {
-	start, serr := launch.ProcStart(proc.PID())
+	// A job that ended already has no start time (0: KillLeftover then
+	// never signals its pid).
+	start, _ := launch.ProcStart(proc.PID())
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	e := j.entries[k]
@@ -150,7 +152,7 @@ func (j *journal) started(k key, proc *launch.Process) error {
 		_ = proc.Kill(e.grace)
 	}
 	j.notify()
-	return errors.Join(serr, j.writeLocked(e))
+	return j.writeLocked(e)
 }
 
 // end records how k ended. A reason longer than a report takes is cut.
@@ -260,11 +262,13 @@ func (j *journal) pending() []Report {
 	defer j.mu.Unlock()
 	var out []Report
 	for _, e := range j.sorted() {
-		switch {
-		case e.End != nil:
-			out = append(out, *e.End)
-		case e.PID > 0 && !e.sentStart:
+		if e.PID > 0 && !e.sentStart {
+			// The start first, even when the attempt has ended already
+			// (a short job): the log records every start with its pid.
 			out = append(out, Report{Kind: KindStarted, Job: e.Job, Attempt: e.Attempt, PID: e.PID})
+		}
+		if e.End != nil {
+			out = append(out, *e.End)
 		}
 	}
 	return out

@@ -33,6 +33,10 @@ const (
 type Leave struct {
 	Name    string `json:"name"`
 	Session string `json:"session"`
+	// Draining: the agent is about to stop (it will kill its jobs and
+	// report their ends, then leave): its host takes no new job from now
+	// on, and the session stays for those reports.
+	Draining bool `json:"draining,omitempty"`
 }
 
 // Validate returns why l cannot be a leave, or nil.

@@ -20,6 +20,9 @@ const (
 	// ReasonAgentStopped: the agent was stopped while the job ran, and
 	// killed it.
 	ReasonAgentStopped = "its agent stopped"
+	// ReasonAgentStopping: why a host whose agent is stopping takes no
+	// new job (the host.lost event of a draining leave).
+	ReasonAgentStopping = "its agent is stopping"
 	// ReasonAgentRestarted: an agent that had been killed found the job
 	// in its journal when it started again, and killed what was left of
 	// it.

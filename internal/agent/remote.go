@@ -151,6 +151,16 @@ func takeDir(dir string) (*os.File, error) {
 func (r *Remote) Run(ctx context.Context) error {
 	defer r.lock.Close()
 	err := r.serve(ctx)
+	if err == nil && r.session != "" {
+		// Its host takes no new job while its jobs are killed and their
+		// ends reported.
+		drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		var out struct{}
+		if e := r.call(drain, http.MethodPost, PathLeave, Leave{Name: r.o.Name, Session: r.session, Draining: true}, &out); e != nil {
+			r.o.Logf("drain: %v", e)
+		}
+		cancel()
+	}
 	grace := r.j.stop()
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()

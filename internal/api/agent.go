@@ -159,7 +159,7 @@ func (a *agentHandler) leave(w http.ResponseWriter, r *http.Request) {
 		fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error()})
 		return
 	}
-	if err := a.hub.Leave(r.Context(), l.Name, l.Session); err != nil {
+	if err := a.hub.Leave(r.Context(), l.Name, l.Session, l.Draining); err != nil {
 		agentFail(w, err)
 		return
 	}

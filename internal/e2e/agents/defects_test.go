@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -9,16 +8,11 @@ import (
 	"github.com/xce-sched/xce/internal/event"
 )
 
-// known reports a defect this package found and reported, not fixed yet:
-// an error with XCE_E2E_STRICT set, else a log line, so that the tests
-// keep passing until the fix and say so each time.
+// known reports a breach of a promise this package found (both defects
+// it found are fixed: each is an error now).
 func known(tb testing.TB, format string, args ...any) {
 	tb.Helper()
-	if os.Getenv("XCE_E2E_STRICT") != "" {
-		tb.Errorf("known defect: "+format, args...)
-		return
-	}
-	tb.Logf("known defect (XCE_E2E_STRICT=1 makes it an error): "+format, args...)
+	tb.Errorf("defect: "+format, args...)
 }
 
 // oneSlot is a cluster of one host of one slot.
@@ -31,11 +25,11 @@ server:
   allow_root_jobs: true
 `
 
-// TestStartReported (defect 1): every attempt's start is in the log, with
-// its pid, however soon it ends. The agent reports a start only while
-// the attempt still runs when it sends its reports: an attempt that has
-// already ended then is reported by its end alone, so the log has no
-// job.started for it and the job's pid is 0 (`xce jobs`, `xce history`).
+// TestStartReported (defect 1, fixed): every attempt's start is in the
+// log, with its pid, however soon it ends. The agent used to report a
+// start only while the attempt still ran when it sent its reports: an
+// attempt that had already ended was reported by its end alone, so the
+// log had no job.started for it and the job's pid was 0.
 func TestStartReported(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a server and an agent")
@@ -71,9 +65,10 @@ func TestStartReported(t *testing.T) {
 // not be lost meanwhile. Job 1 (sleep 30) runs on the one slot of h1,
 // job 2 pends for it; the agent's stop ends job 1 EXIT 130, SIGINT, "its
 // agent stopped" (docs/daemon.md). Job 2 must still pend, and run once
-// the agent is back. What happens: the end of job 1 frees the slot
-// before the agent leaves, a cycle places job 2 on h1, and the leave ends
-// it EXIT -1, "its agent stopped", without its ever having run.
+// the agent is back. Before the fix, the end of job 1 freed the slot
+// before the agent left, a cycle placed job 2 on h1, and the leave ended
+// it EXIT -1, "its agent stopped", without its ever having run; now the
+// agent drains its host first (a draining leave: no new placement).
 func TestStopPlacesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a server and an agent")
