@@ -124,6 +124,7 @@ type Error struct {
 	Field  string `json:"field,omitempty"`
 }
 
+// Error implements error: the field's path, if any, then the message.
 func (e *Error) Error() string {
 	if e.Field != "" {
 		return e.Field + ": " + e.Msg
