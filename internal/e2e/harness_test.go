@@ -31,9 +31,16 @@ import (
 // every test skips instead.
 var xceBin, skipAll string
 
+// envBin, when set, is an xce binary to test instead of building one.
+const envBin = "XCE_E2E_BIN"
+
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
+	if bin := os.Getenv(envBin); bin != "" {
+		xceBin = bin
+		return runTests(m)
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		if g := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(g) {
@@ -65,8 +72,13 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: go build: %v\n%s", err, out)
 		return 1
 	}
-	// The jobs a killed server leaves behind are reparented to this
-	// process rather than to init, so they can be found, ended and reaped.
+	return runTests(m)
+}
+
+// runTests runs the tests as the subreaper of what they start: the jobs a
+// killed server leaves behind are reparented to this process rather than
+// to init, so they can be found, ended and reaped.
+func runTests(m *testing.M) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: PR_SET_CHILD_SUBREAPER:", err)
 		return 1
