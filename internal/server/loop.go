@@ -61,7 +61,8 @@ type Loop struct {
 	SnapshotEvery uint64
 	snapAt        uint64 // the index of the last snapshot saved
 
-	quiet atomic.Bool // Quiesce: no more cycles
+	quiet atomic.Bool   // Quiesce: no more cycles
+	done  chan struct{} // closed when Run has returned
 
 	reqs chan *request
 	// mu guards core: the loop holds it to write from the first change
@@ -86,24 +87,37 @@ type reply struct {
 // what to do, with at least interval between two cycles and now as its
 // clock (Unix nanoseconds).
 func NewLoop(core *live.Core, log Log, dispatch Dispatch, interval time.Duration, now func() int64) *Loop {
-	return &Loop{core: core, log: log, dispatch: dispatch, interval: interval, now: now, reqs: make(chan *request, 1024)}
+	return &Loop{core: core, log: log, dispatch: dispatch, interval: interval, now: now, reqs: make(chan *request, 1024), done: make(chan struct{})}
 }
 
 // Do asks the loop for a change: make builds its events from the current
 // state (an error refuses it and nothing is stored). Do returns the
 // events once they are durable and applied, with their indexes; or the
-// error that refused them; or ErrStopped; or ctx's error if ctx ends
-// before the loop took the request (after that, the answer is awaited:
-// the change may already be durable).
+// error that refused them; or ErrStopped when the loop has stopped (also
+// for a request sent after it stopped); or ctx's error if ctx ends before
+// the loop took the request (after that, the answer is awaited: the
+// change may already be durable).
 func (l *Loop) Do(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error) {
 	r := &request{make: make, reply: make1()}
 	select {
 	case l.reqs <- r:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-l.done:
+		return nil, ErrStopped
 	}
-	rep := <-r.reply
-	return rep.events, rep.err
+	select {
+	case rep := <-r.reply:
+		return rep.events, rep.err
+	case <-l.done:
+		// The loop stopped: it answered the request, or never took it.
+		select {
+		case rep := <-r.reply:
+			return rep.events, rep.err
+		default:
+			return nil, ErrStopped
+		}
+	}
 }
 
 func make1() chan reply { return make(chan reply, 1) }
@@ -120,6 +134,7 @@ func (l *Loop) View(fn func(k *live.Core)) {
 // the log fails (it returns the error). Requests still waiting get
 // ErrStopped.
 func (l *Loop) Run(ctx context.Context) error {
+	defer close(l.done)
 	defer l.drain()
 	var last int64   // the last cycle's time
 	dirty := true    // something changed since the last cycle

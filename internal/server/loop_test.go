@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -184,5 +185,27 @@ func TestLoopRunsJobs(t *testing.T) {
 	}
 	if len(starts) != 3 {
 		t.Errorf("%d attempts started, want 3", len(starts))
+	}
+}
+
+// TestDoAfterStop: a request sent once the loop has stopped gets
+// ErrStopped at once, not a wait forever.
+func TestDoAfterStop(t *testing.T) {
+	r := newRig(t, "hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}]\n")
+	r.stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.loop.Do(context.Background(), func(*state.State, int64) ([]event.Event, error) {
+			return []event.Event{{Type: event.HostRegistered, Host: &event.Host{Name: "h1"}}}, nil
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrStopped) {
+			t.Errorf("Do after the stop: %v, want ErrStopped", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Do after the stop did not return within 5 s")
 	}
 }
