@@ -20,15 +20,21 @@ import (
 )
 
 // journal is a remote agent's record of the attempts it took, kept in its
-// directory so that a restarted agent knows them: one file per attempt,
-// DIR/jobs/JOB.ATTEMPT, written when the attempt is taken (before it is
-// started), when it runs (pid and start time) and when it ended (how),
-// and removed once the server has the end. A start order for an attempt
-// the journal holds is never carried out again. Files are replaced by
-// rename, not synced: they outlive the agent's process, not the machine
-// (whose jobs a reboot ends anyway).
+// directory so that a restarted agent knows them: one file, DIR/jobs/log,
+// to which a line (JSON) is appended when an attempt is taken (before it
+// is started), when it runs (pid and start time), when it ended (how),
+// and when the server has its end (the attempt is then gone); the last
+// line of an attempt says where it is. A start order for an attempt the
+// journal holds is never carried out again. Lines are appended, not
+// synced: they outlive the agent's process, not the machine (whose jobs a
+// reboot ends anyway); a line cut short by a crash ends the file and is
+// dropped. Once most lines are stale the file is rewritten (a temporary
+// file renamed over it) with one line per attempt held. An earlier
+// version's files, one per attempt, are read once and folded in.
 type journal struct {
-	dir string
+	dir   string
+	log   *os.File // DIR/jobs/log, opened for appending
+	lines int      // lines in log
 
 	mu       sync.Mutex
 	entries  map[key]*entry
@@ -45,6 +51,7 @@ type entry struct {
 	PID     int         `json:"pid,omitempty"`
 	Start   uint64      `json:"start,omitempty"` // launch.ProcStart of PID
 	End     *Report     `json:"end,omitempty"`
+	Gone    bool        `json:"gone,omitempty"` // the server has its end: no longer held
 
 	proc      *launch.Process
 	sentStart bool          // the server has the start
@@ -61,45 +68,148 @@ func openJournal(dir string) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent journal: %w", err)
 	}
+	var old []string // an earlier version's files, one per attempt
 	for _, n := range names {
-		if strings.HasSuffix(n.Name(), ".tmp") {
-			_ = os.Remove(filepath.Join(dir, n.Name())) // a write cut short
-			continue
+		switch name := n.Name(); {
+		case name == logName:
+		case strings.HasSuffix(name, ".tmp"):
+			_ = os.Remove(filepath.Join(dir, name)) // a write cut short
+		default:
+			e, err := readEntryFile(dir, name)
+			if err != nil {
+				return nil, err
+			}
+			j.entries[key{e.Job, e.Attempt}] = e
+			old = append(old, name)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, n.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("agent journal: %w", err)
-		}
-		e := &entry{}
-		if err := json.Unmarshal(b, e); err != nil {
-			return nil, fmt.Errorf("agent journal: %s: %w", n.Name(), err)
-		}
-		if e.Job < 1 || e.Attempt < 1 || n.Name() != fileName(key{e.Job, e.Attempt}) {
-			return nil, fmt.Errorf("agent journal: %s holds job %d attempt %d", n.Name(), e.Job, e.Attempt)
-		}
-		j.entries[key{e.Job, e.Attempt}] = e
+	}
+	if err := j.replay(); err != nil {
+		return nil, err
+	}
+	if err := j.rewriteLocked(); err != nil {
+		return nil, err
+	}
+	for _, name := range old {
+		_ = os.Remove(filepath.Join(dir, name))
 	}
 	return j, nil
 }
 
-func fileName(k key) string {
-	return strconv.FormatInt(k.job, 10) + "." + strconv.Itoa(k.attempt)
+// logName is the journal's file in its directory.
+const logName = "log"
+
+// readEntryFile reads an earlier version's file of one attempt.
+func readEntryFile(dir, name string) (*entry, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("agent journal: %w", err)
+	}
+	e := &entry{}
+	if err := json.Unmarshal(b, e); err != nil {
+		return nil, fmt.Errorf("agent journal: %s: %w", name, err)
+	}
+	if e.Job < 1 || e.Attempt < 1 || name != fileName(key{e.Job, e.Attempt}) {
+		return nil, fmt.Errorf("agent journal: %s holds job %d attempt %d", name, e.Job, e.Attempt)
+	}
+	return e, nil
 }
 
-// writeLocked saves e. j.mu is held.
-func (j *journal) writeLocked(e *entry) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
+// replay folds the lines of the log into the entries: each line is an
+// attempt's state, the last one of an attempt wins, and a gone one is
+// dropped. A line that does not parse ends the log if it is the last (a
+// write cut short by a crash), and is an error anywhere else.
+func (j *journal) replay() error {
+	b, err := os.ReadFile(filepath.Join(j.dir, logName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	path := filepath.Join(j.dir, fileName(key{e.Job, e.Attempt}))
+	if err != nil {
+		return fmt.Errorf("agent journal: %w", err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, line := range lines {
+		if line == "" {
+			continue
+		}
+		e := &entry{}
+		if err := json.Unmarshal([]byte(line), e); err != nil || e.Job < 1 || e.Attempt < 1 {
+			if i == len(lines)-1 {
+				break // cut short by a crash: the last line only
+			}
+			return fmt.Errorf("agent journal: %s line %d: not an attempt (%v)", filepath.Join(j.dir, logName), i+1, err)
+		}
+		k := key{e.Job, e.Attempt}
+		if e.Gone {
+			delete(j.entries, k)
+		} else {
+			j.entries[k] = e
+		}
+	}
+	return nil
+}
+
+// rewriteLocked replaces the log with one line per attempt held (a
+// temporary file renamed over it) and opens it for appending. j.mu is
+// held, or the journal is not yet shared.
+func (j *journal) rewriteLocked() error {
+	var b []byte
+	for _, e := range j.sorted() {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, line...), '\n')
+	}
+	path := filepath.Join(j.dir, logName)
 	if err := os.WriteFile(path+".tmp", b, 0o600); err != nil {
 		return fmt.Errorf("agent journal: %w", err)
 	}
 	if err := os.Rename(path+".tmp", path); err != nil {
 		return fmt.Errorf("agent journal: %w", err)
 	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("agent journal: %w", err)
+	}
+	if j.log != nil {
+		_ = j.log.Close()
+	}
+	j.log, j.lines = f, len(j.entries)
 	return nil
+}
+
+func fileName(k key) string {
+	return strconv.FormatInt(k.job, 10) + "." + strconv.Itoa(k.attempt)
+}
+
+// writeLocked appends e's state to the log, and rewrites the log once
+// most of its lines are stale. j.mu is held.
+func (j *journal) writeLocked(e *entry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if j.log == nil {
+		return errors.New("agent journal: closed")
+	}
+	if _, err := j.log.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("agent journal: %w", err)
+	}
+	j.lines++
+	if j.lines > 1024 && j.lines > 4*len(j.entries) {
+		return j.rewriteLocked()
+	}
+	return nil
+}
+
+// close closes the log (the journal is not used afterwards).
+func (j *journal) close() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.log != nil {
+		_ = j.log.Close()
+		j.log = nil
+	}
 }
 
 func (j *journal) notify() {
@@ -289,7 +399,7 @@ func (j *journal) reported(r Report) {
 func (j *journal) removeLocked(k key) {
 	if e := j.entries[k]; e != nil && e.End != nil {
 		delete(j.entries, k)
-		_ = os.Remove(filepath.Join(j.dir, fileName(k)))
+		_ = j.writeLocked(&entry{Job: k.job, Attempt: k.attempt, Gone: true})
 	}
 }
 

@@ -42,8 +42,8 @@ func TestJournal(t *testing.T) {
 		t.Errorf("pending %+v, want the kill's end", got)
 	}
 	j.reported(killed)
-	if _, err := os.Stat(filepath.Join(jdir, "2.1")); !os.IsNotExist(err) {
-		t.Errorf("the reported end's file: %v, want it removed", err)
+	if b, err := os.ReadFile(filepath.Join(jdir, logName)); err != nil || !strings.HasSuffix(string(b), `{"job":2,"attempt":1,"gone":true}`+"\n") {
+		t.Errorf("the log after the reported end: %q (%v), want 2.1 gone last", b, err)
 	}
 	if j.take(k2) != true {
 		t.Error("once its end is reported, the journal no longer holds the attempt")
@@ -122,5 +122,44 @@ func TestClipReason(t *testing.T) {
 		if got != want || len(got) > MaxReason || !utf8.ValidString(got) {
 			t.Errorf("clipReason(%.20q...) = %.20q... (%d bytes), want %.20q... (%d bytes)", in, got, len(got), want, len(want))
 		}
+	}
+}
+
+// TestJournalLog: the journal is one appended log. Reopened, it holds the
+// last state of each attempt not gone; a last line cut short by a crash is
+// dropped, a bad line elsewhere is an error; an earlier version's files,
+// one per attempt, are folded in and removed; and the log is rewritten
+// with one line per attempt held.
+func TestJournalLog(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) {
+		if err := os.WriteFile(filepath.Join(dir, logName), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"job":1,"attempt":1}` + "\n" + `{"job":1,"attempt":1,"pid":5}` + "\n" + `{"job":2,"attempt":1}` + "\n" +
+		`{"job":2,"attempt":1,"gone":true}` + "\n" + `{"job":3,"attempt":2,"pi`)
+	if err := os.WriteFile(filepath.Join(dir, "4.1"), []byte(`{"job":4,"attempt":1,"pid":9}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := openJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	if len(j.entries) != 2 || j.entries[key{1, 1}].PID != 5 || j.entries[key{4, 1}].PID != 9 {
+		t.Errorf("entries %+v, want 1.1 (pid 5) and 4.1 (pid 9)", j.entries)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "4.1")); !os.IsNotExist(err) {
+		t.Errorf("the earlier version's file: %v, want it removed", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, logName))
+	if want := `{"job":1,"attempt":1,"pid":5}` + "\n" + `{"job":4,"attempt":1,"pid":9}` + "\n"; string(b) != want {
+		t.Errorf("the rewritten log %q, want %q", b, want)
+	}
+	j.close()
+	write(`{"job":1,"attempt":1}` + "\n" + `not json` + "\n" + `{"job":2,"attempt":1}` + "\n")
+	if _, err := openJournal(dir); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a bad line in the middle: %v, want an error naming line 2", err)
 	}
 }

@@ -150,6 +150,7 @@ func takeDir(dir string) (*os.File, error) {
 // stays in its journal for its next run. It releases Dir's lock.
 func (r *Remote) Run(ctx context.Context) error {
 	defer r.lock.Close()
+	defer r.j.close()
 	err := r.serve(ctx)
 	if err == nil && r.session != "" {
 		// Its host takes no new job while its jobs are killed and their
