@@ -104,6 +104,11 @@ func Serve(ctx context.Context, o Options) error {
 	case o.Dev:
 		local = agent.NewLocal(loopCtx, report, filepath.Join(o.DataDir, "work"), o.Server.KillGrace, true)
 		dispatch = local
+		// Before this run starts anything: what is left is an earlier
+		// run's (it was SIGKILLed, and its jobs outlived it).
+		if _, err := local.KillLeftovers(5 * time.Second); err != nil {
+			return fmt.Errorf("the jobs an earlier run left: %w", err)
+		}
 	case o.Listen != "":
 		if tcp, hub, agentToken, err = remoteAgents(o, report, &loop); err != nil {
 			return err
@@ -207,14 +212,11 @@ func Serve(ctx context.Context, o Options) error {
 	return runErr
 }
 
-// devStart kills what an earlier run of a dev server left running (it was
-// SIGKILLed: its jobs outlived it), ends those jobs (lost: they were its
-// children; a rerunnable one goes back to pending), and registers the dev
-// agent's hosts.
+// devStart ends the jobs an earlier run of a dev server ran (lost: they
+// were its children, killed by KillLeftovers if it was SIGKILLed; a
+// rerunnable one goes back to pending), and registers the dev agent's
+// hosts.
 func devStart(ctx context.Context, loop *server.Loop, local *agent.Local, c *cluster.Cluster, lost []attempt) error {
-	if _, err := local.KillLeftovers(5 * time.Second); err != nil {
-		return fmt.Errorf("the jobs an earlier run left: %w", err)
-	}
 	for _, a := range lost {
 		if _, err := loop.Do(ctx, func(*state.State, int64) ([]event.Event, error) {
 			return []event.Event{{Type: event.JobFinished, Finished: &event.Finished{Job: a.id, Attempt: a.attempt,
