@@ -219,7 +219,11 @@ func (h *Hub) endSession(e *host, session string) {
 // may come after the attempt ended another way); it returns whether it
 // was applied. A finish is taken only for a job whose first host is host,
 // and is requeued only when the job is rerunnable and was not killed.
-func (h *Hub) apply(ctx context.Context, host string, ev event.Event) (bool, error) {
+//
+// A finish that asks for a requeue requeues a rerunnable job that no user
+// killed; with unstarted, also one whose attempt never started (the agent
+// that left cleanly never ran it, so it cannot run twice).
+func (h *Hub) apply(ctx context.Context, host string, ev event.Event, unstarted ...bool) (bool, error) {
 	evs, err := h.o.Do(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
 		e := ev
 		if e.Type == event.JobFinished {
@@ -228,7 +232,8 @@ func (h *Hub) apply(ctx context.Context, host string, ev event.Event) (bool, err
 			if j == nil || len(j.Hosts) == 0 || j.Hosts[0].Host != host {
 				return nil, nil
 			}
-			f.Requeued = f.Requeued && j.Rerunnable && j.KilledBy == ""
+			never := len(unstarted) > 0 && unstarted[0] && j.PID == 0
+			f.Requeued = f.Requeued && (j.Rerunnable || never) && j.KilledBy == ""
 			e.Finished = &f
 		}
 		probe := e
@@ -351,7 +356,7 @@ func (h *Hub) Leave(ctx context.Context, name, session string, draining bool) er
 	e.watched, e.session, e.orders = false, "", nil
 	e.wakeLocked()
 	h.mu.Unlock()
-	return h.down(ctx, name, ReasonAgentStopped, ReasonAgentStopped)
+	return h.down(ctx, name, ReasonAgentStopped, ReasonAgentStopped, true)
 }
 
 // Monitor loses the hosts whose agents stopped polling, until ctx ends.
@@ -381,7 +386,7 @@ func (h *Hub) Monitor(ctx context.Context) {
 		down := false
 		h.o.View(func(st *state.State) { s := st.Host(name); down = s == nil || !s.Up })
 		if down {
-			if err := h.endJobs(ctx, name, ReasonHostLost); err != nil {
+			if err := h.endJobs(ctx, name, ReasonHostLost, false); err != nil {
 				h.o.Logf("host %s: %v", name, err)
 			}
 		}
@@ -426,14 +431,14 @@ func (h *Hub) lose(ctx context.Context, name string) {
 	e.watched, e.session, e.orders = false, "", nil
 	e.wakeLocked()
 	h.mu.Unlock()
-	if err := h.down(ctx, name, fmt.Sprintf("no heartbeat for %v", since.Round(time.Millisecond)), ReasonHostLost); err != nil {
+	if err := h.down(ctx, name, fmt.Sprintf("no heartbeat for %v", since.Round(time.Millisecond)), ReasonHostLost, false); err != nil {
 		h.o.Logf("host %s: %v", name, err)
 	}
 }
 
 // down records host name as lost for reason, then ends its jobs for
 // jobReason (endJobs).
-func (h *Hub) down(ctx context.Context, name, reason, jobReason string) error {
+func (h *Hub) down(ctx context.Context, name, reason, jobReason string, clean bool) error {
 	if _, err := h.o.Do(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
 		if s := st.Host(name); s == nil || !s.Up {
 			return nil, nil
@@ -443,14 +448,15 @@ func (h *Hub) down(ctx context.Context, name, reason, jobReason string) error {
 		return err
 	}
 	h.o.Logf("host %s lost: %s", name, reason)
-	return h.endJobs(ctx, name, jobReason)
+	return h.endJobs(ctx, name, jobReason, clean)
 }
 
 // endJobs ends every job whose command runs on host name (its first
 // host): EXIT for reason, or back to pending when rerunnable and not
-// killed. The other hosts of a parallel job only hold its slots: losing
+// killed — or, when its agent left cleanly (clean), when the attempt never
+// started. The other hosts of a parallel job only hold its slots: losing
 // one does not end it.
-func (h *Hub) endJobs(ctx context.Context, name, reason string) error {
+func (h *Hub) endJobs(ctx context.Context, name, reason string, clean bool) error {
 	var ends []event.Event
 	h.o.View(func(st *state.State) {
 		for _, j := range st.Jobs {
@@ -461,7 +467,7 @@ func (h *Hub) endJobs(ctx context.Context, name, reason string) error {
 		}
 	})
 	for _, ev := range ends {
-		if _, err := h.apply(ctx, name, ev); err != nil {
+		if _, err := h.apply(ctx, name, ev, clean); err != nil {
 			return fmt.Errorf("job %d: %w", ev.Finished.Job, err)
 		}
 	}
