@@ -75,14 +75,22 @@ func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 		job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
 		return job
 	}
+	job.Req, job.ReqErr = s.Compile(spec)
+	return job
+}
+
+// Compile returns spec's request compiled against the cluster with its
+// task count, or why it does not compile (framework.Compile); jobs with
+// the same requirement and task count share one compiled Request. spec.Req
+// must be set.
+func (s *Scheduler) Compile(spec *cluster.Job) (*framework.Request, error) {
 	key := reqKey{spec.Req.String(), spec.TasksMin, spec.TasksMax}
 	if prev, ok := s.compiled[key]; ok {
-		job.Req, job.ReqErr = prev.Req, prev.ReqErr
-	} else {
-		job.Req, job.ReqErr = framework.Compile(spec.Req, s.Cluster, spec.TasksMin, spec.TasksMax)
-		s.compiled[key] = job
+		return prev.Req, prev.ReqErr
 	}
-	return job
+	req, err := framework.Compile(spec.Req, s.Cluster, spec.TasksMin, spec.TasksMax)
+	s.compiled[key] = &framework.Job{Req: req, ReqErr: err}
+	return req, err
 }
 
 // Options configures a Scheduler.

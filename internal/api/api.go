@@ -56,7 +56,6 @@ type Handler struct {
 	loop   *server.Loop
 	log    EventReader
 	admins []string
-	queue  string // the default queue
 	mux    *http.ServeMux
 }
 
@@ -66,10 +65,10 @@ type EventReader interface {
 }
 
 // NewHandler returns the API over loop, reading job histories from log;
-// admins (and root) may act on every job and host; a job submitted
-// without a queue goes to queue.
-func NewHandler(loop *server.Loop, log EventReader, admins []string, queue string) *Handler {
-	h := &Handler{loop: loop, log: log, admins: admins, queue: queue, mux: http.NewServeMux()}
+// admins (and root) may act on every job and host. A job submitted
+// without a queue goes to the configuration's first queue.
+func NewHandler(loop *server.Loop, log EventReader, admins []string) *Handler {
+	h := &Handler{loop: loop, log: log, admins: admins, mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /v1/jobs", h.submit)
 	h.mux.HandleFunc("GET /v1/jobs", h.jobs)
 	h.mux.HandleFunc("POST /v1/jobs/{id}/kill", h.kill)
@@ -261,6 +260,8 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var queue string // the default, as configured now (xce reconfig may change it)
+	h.loop.View(func(k *live.Core) { queue = k.Cluster.Queues[0].Name })
 	evs, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
 		out := make([]event.Event, len(req.Jobs))
 		for i, j := range req.Jobs {
@@ -269,7 +270,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
 				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
 			if sub.Queue == "" {
-				sub.Queue = h.queue
+				sub.Queue = queue
 			}
 			out[i] = event.Event{Type: event.JobSubmitted, Submit: sub}
 		}

@@ -130,7 +130,7 @@ func Serve(ctx context.Context, o Options) error {
 		<-loopDone
 		return err
 	}
-	handler := api.NewHandler(loop, log, o.Server.Admins, o.Cluster.Queues[0].Name)
+	handler := api.NewHandler(loop, log, o.Server.Admins)
 	handler.Private = o.Server.PrivateJobs
 	if o.ConfigPath != "" {
 		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }

@@ -178,23 +178,25 @@ func (k *Core) setHost(name string) {
 // requirement parses and compiles against the configuration (a request
 // LSF's bsub would refuse), with its task count.
 func (k *Core) Check(e event.Event) error {
+	_, err := k.check(e)
+	return err
+}
+
+// check is Check, returning a submit's job as the scheduler takes it.
+func (k *Core) check(e event.Event) (*cluster.Job, error) {
 	if err := k.State.Check(e); err != nil {
-		return err
+		return nil, err
 	}
-	if e.Type == event.JobSubmitted {
-		if err := k.checkSubmit(e.Submit, e.At); err != nil {
-			return err
-		}
+	switch e.Type {
+	case event.JobSubmitted:
+		return k.checkSubmit(e.Submit, e.At)
+	case event.CycleDecided:
+		return nil, fmt.Errorf("event %d: a cycle's decisions are made by Cycle and folded by Commit", e.Index)
+	case event.ConfigReloaded:
+		_, err := k.reconfigured(e.Config.Text)
+		return nil, err
 	}
-	if e.Type == event.CycleDecided {
-		return fmt.Errorf("event %d: a cycle's decisions are made by Cycle and folded by Commit", e.Index)
-	}
-	if e.Type == event.ConfigReloaded {
-		if _, err := k.reconfigured(e.Config.Text); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nil, nil
 }
 
 // reconfigured returns the core the configuration text would give: the
@@ -236,7 +238,7 @@ func (k *Core) Precheck(events []event.Event) error {
 		if sub.TasksMin < 1 || sub.TasksMax < sub.TasksMin {
 			return fmt.Errorf("job %d: bad task count %d,%d", sub.Job, sub.TasksMin, sub.TasksMax)
 		}
-		if err := k.checkSubmit(sub, e.At); err != nil {
+		if _, err := k.checkSubmit(sub, e.At); err != nil {
 			return err
 		}
 	}
@@ -245,16 +247,17 @@ func (k *Core) Precheck(events []event.Event) error {
 
 // checkSubmit checks what a submit needs of the configuration: its queue
 // exists, and its resource requirement parses and compiles against the
-// cluster with its task count.
-func (k *Core) checkSubmit(sub *event.Submit, at int64) error {
+// cluster with its task count (compiled once per requirement, by the
+// scheduler). It returns the job as the scheduler takes it.
+func (k *Core) checkSubmit(sub *event.Submit, at int64) (*cluster.Job, error) {
 	spec, err := k.spec(sub, at)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := framework.Compile(spec.Req, k.Cluster, spec.TasksMin, spec.TasksMax); err != nil {
-		return fmt.Errorf("job %d: resource requirement: %w", spec.ID, err)
+	if _, err := k.Sched.Compile(spec); err != nil {
+		return nil, fmt.Errorf("job %d: resource requirement: %w", spec.ID, err)
 	}
-	return nil
+	return spec, nil
 }
 
 // Apply folds e (an event from outside the scheduler, appended durably)
@@ -264,15 +267,9 @@ func (k *Core) checkSubmit(sub *event.Submit, at int64) error {
 // requeued job back to pending; a host event changes the host's status.
 // On error nothing changed.
 func (k *Core) Apply(e event.Event) error {
-	if err := k.Check(e); err != nil {
+	spec, err := k.check(e)
+	if err != nil {
 		return err
-	}
-	var spec *cluster.Job
-	if e.Type == event.JobSubmitted {
-		var err error
-		if spec, err = k.spec(e.Submit, e.At); err != nil {
-			return err
-		}
 	}
 	if err := k.State.Apply(e); err != nil {
 		return err
