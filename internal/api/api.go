@@ -260,8 +260,6 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var queue string // the default, as configured now (xce reconfig may change it)
-	h.loop.View(func(k *live.Core) { queue = k.Cluster.Queues[0].Name })
 	evs, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
 		out := make([]event.Event, len(req.Jobs))
 		for i, j := range req.Jobs {
@@ -269,9 +267,6 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
 				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
 				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
-			if sub.Queue == "" {
-				sub.Queue = queue
-			}
 			out[i] = event.Event{Type: event.JobSubmitted, Submit: sub}
 		}
 		return out, nil

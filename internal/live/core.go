@@ -176,7 +176,9 @@ func (k *Core) setHost(name string) {
 // Check returns why e cannot be applied, or nil: the state's checks
 // (state.Check), and for a submit that its queue exists and its resource
 // requirement parses and compiles against the configuration (a request
-// LSF's bsub would refuse), with its task count.
+// LSF's bsub would refuse), with its task count. A submit that names no
+// queue is given the configuration's first (e.Submit is changed, so the
+// event records it).
 func (k *Core) Check(e event.Event) error {
 	_, err := k.check(e)
 	return err
@@ -184,6 +186,9 @@ func (k *Core) Check(e event.Event) error {
 
 // check is Check, returning a submit's job as the scheduler takes it.
 func (k *Core) check(e event.Event) (*cluster.Job, error) {
+	if e.Type == event.JobSubmitted && e.Submit != nil {
+		k.defaultQueue(e.Submit)
+	}
 	if err := k.State.Check(e); err != nil {
 		return nil, err
 	}
@@ -245,11 +250,20 @@ func (k *Core) Precheck(events []event.Event) error {
 	return nil
 }
 
+// defaultQueue puts the configuration's first queue in a submit that
+// names none (the event then records it).
+func (k *Core) defaultQueue(sub *event.Submit) {
+	if sub.Queue == "" && len(k.Cluster.Queues) > 0 {
+		sub.Queue = k.Cluster.Queues[0].Name
+	}
+}
+
 // checkSubmit checks what a submit needs of the configuration: its queue
 // exists, and its resource requirement parses and compiles against the
 // cluster with its task count (compiled once per requirement, by the
 // scheduler). It returns the job as the scheduler takes it.
 func (k *Core) checkSubmit(sub *event.Submit, at int64) (*cluster.Job, error) {
+	k.defaultQueue(sub)
 	spec, err := k.spec(sub, at)
 	if err != nil {
 		return nil, err
