@@ -84,7 +84,7 @@ func TestEnvironment(t *testing.T) {
 		"LSB_QUEUE=normal",
 		"LSB_HOSTS=a a b",
 		"LSB_MCPU_HOSTS=a 2 b 1",
-		"PWD=" + dir, // exported by /bin/sh, which execs the command
+		"PWD=" + dir, // the working directory, as a shell would export it
 	}
 	slices.Sort(got)
 	slices.Sort(want)

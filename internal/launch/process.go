@@ -19,8 +19,9 @@ import (
 // other figure.
 const DefaultGrace = 10 * time.Second
 
-// shell runs job scripts, and commands through `exec "$@"` so the
-// command is looked up in the job's own PATH, as the job's user.
+// shell runs job scripts, and the commands lookCommand cannot resolve
+// (or whose direct exec fails) through `exec "$@"`, so the command is
+// looked up in the job's own PATH, as the job's user.
 const shell = "/bin/sh"
 
 // pollGroup is how often a killed job's process group is checked for
@@ -53,6 +54,7 @@ type Process struct {
 	proc           *os.Process
 	start          time.Time
 	dir            string // work directory to remove; "" for a command
+	viaShell       bool   // the command or script runs under /bin/sh
 	stdout, stderr string
 
 	killReq chan struct{} // Kill moved the deadline (buffer 1)
@@ -108,9 +110,15 @@ func start(ctx context.Context, s *Spec, euid, egid int, db userDB) (*Process, e
 	}
 	defer stdin.Close()
 
-	argv := append([]string{shell, "-c", `exec "$@"`, "sh"}, s.Command...)
+	env := s.jobEnv()
+	viaShell := append([]string{shell, "-c", `exec "$@"`, "sh"}, s.Command...)
+	path, argv := shell, viaShell
 	var dir string
-	if s.Script != "" {
+	if s.Script == "" {
+		if p, ok := lookCommand(s.Command[0], env, s.Cwd); ok {
+			path, argv = p, s.Command
+		}
+	} else {
 		var script string
 		dir, script, err = writeScript(s.WorkBase, s, id)
 		if err != nil {
@@ -127,25 +135,34 @@ func start(ctx context.Context, s *Spec, euid, egid int, db userDB) (*Process, e
 		removeDir()
 		return nil, err
 	}
-	proc, err := os.StartProcess(shell, argv, &os.ProcAttr{
+	attr := &os.ProcAttr{
 		Dir:   s.Cwd,
-		Env:   s.jobEnv(),
+		Env:   env,
 		Files: []*os.File{stdin, outs[0], outs[1]},
 		Sys:   &syscall.SysProcAttr{Setsid: true, Credential: id.credential()},
-	})
+	}
+	proc, err := os.StartProcess(path, argv, attr)
+	if err != nil && path != shell {
+		// The direct exec failed (a file the user may not run, a script
+		// without #!, a directory the user may not enter): the shell
+		// gives its own answer, as it would have from the start.
+		path = shell
+		proc, err = os.StartProcess(path, viaShell, attr)
+	}
 	if err != nil {
 		removeDir()
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	p := &Process{
-		pid:     proc.Pid,
-		proc:    proc,
-		start:   time.Now(),
-		dir:     dir,
-		stdout:  stdout,
-		stderr:  stderr,
-		killReq: make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		pid:      proc.Pid,
+		proc:     proc,
+		start:    time.Now(),
+		dir:      dir,
+		viaShell: path == shell,
+		stdout:   stdout,
+		stderr:   stderr,
+		killReq:  make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}
 	exited := make(chan error, 1)
 	go p.watch(exited)

@@ -221,6 +221,7 @@ func (s *Spec) jobEnv() []string {
 		{"LSB_QUEUE", s.Queue},
 		{"LSB_HOSTS", hosts},
 		{"LSB_MCPU_HOSTS", mcpuHosts(s.Hosts)},
+		{"PWD", s.Cwd}, // as a shell sets it, even when the command runs without one
 	}
 	ours := make(map[string]bool, len(set))
 	for _, kv := range set {
