@@ -32,10 +32,13 @@ const MaxWait = 20 * time.Second
 type HubOptions struct {
 	// Hosts are the configuration's host names: only they may register.
 	Hosts []string
-	// Do applies events through the server loop (its Do); View reads the
-	// state between batches (through the loop's View).
-	Do   Reporter
-	View func(fn func(st *state.State))
+	// Do applies events through the server loop (its Do), DoEach several
+	// requests that stand alone (its DoEach; nil: one Do after the
+	// other); View reads the state between batches (through the loop's
+	// View).
+	Do     Reporter
+	DoEach func(ctx context.Context, makes []Make) ([][]event.Event, []error)
+	View   func(fn func(st *state.State))
 	// HeartbeatTimeout: an agent that has not polled for this long loses
 	// its host. KillGrace goes in kill orders. AllowRoot in start orders.
 	HeartbeatTimeout time.Duration
@@ -224,7 +227,13 @@ func (h *Hub) endSession(e *host, session string) {
 // killed; with unstarted, also one whose attempt never started (the agent
 // that left cleanly never ran it, so it cannot run twice).
 func (h *Hub) apply(ctx context.Context, host string, ev event.Event, unstarted ...bool) (bool, error) {
-	evs, err := h.o.Do(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
+	evs, err := h.o.Do(ctx, h.maker(host, ev, unstarted...))
+	return len(evs) > 0, err
+}
+
+// maker returns the request that applies ev, as apply says.
+func (h *Hub) maker(host string, ev event.Event, unstarted ...bool) Make {
+	return func(st *state.State, _ int64) ([]event.Event, error) {
 		e := ev
 		if e.Type == event.JobFinished {
 			f := *e.Finished
@@ -242,8 +251,7 @@ func (h *Hub) apply(ctx context.Context, host string, ev event.Event, unstarted 
 			return nil, nil
 		}
 		return []event.Event{e}, nil
-	})
-	return len(evs) > 0, err
+	}
 }
 
 // done drops the orders for an attempt the agent reported: its start
@@ -291,29 +299,54 @@ func (h *Hub) Poll(ctx context.Context, name, session string, after uint64, wait
 	}
 }
 
-// Report applies an agent's report (valid: Validate) of a start or an
-// end, if the attempt is current on the agent's host; it returns whether
-// the state changed. A report is a heartbeat too.
-func (h *Hub) Report(ctx context.Context, r *Report) (bool, error) {
+// Report applies an agent's reports (valid: Validate) of starts and
+// ends, in order, each on its own if its attempt is current on the
+// agent's host; it returns, for each, whether the state changed. The
+// reports go to the loop together (HubOptions.DoEach), so they usually
+// share one sync. A report is a heartbeat too.
+func (h *Hub) Report(ctx context.Context, req *ReportRequest) ([]bool, error) {
 	h.mu.Lock()
-	e, err := h.sessionLocked(r.Name, r.Session)
+	e, err := h.sessionLocked(req.Name, req.Session)
 	h.mu.Unlock()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	ev := event.Event{Type: event.JobStarted, Started: &event.Started{Job: r.Job, Attempt: r.Attempt, Host: r.Name, PID: r.PID}}
-	if r.Kind == KindFinished {
-		fin := &event.Finished{Job: r.Job, Attempt: r.Attempt, ExitCode: r.ExitCode, Signal: r.Signal, Reason: r.Reason, Requeued: r.Lost}
-		if r.Lost && fin.Reason == "" {
-			fin.Reason = ReasonLostByAgent
+	makes := make([]Make, len(req.Reports))
+	for i, r := range req.Reports {
+		ev := event.Event{Type: event.JobStarted, Started: &event.Started{Job: r.Job, Attempt: r.Attempt, Host: req.Name, PID: r.PID}}
+		if r.Kind == KindFinished {
+			fin := &event.Finished{Job: r.Job, Attempt: r.Attempt, ExitCode: r.ExitCode, Signal: r.Signal, Reason: r.Reason, Requeued: r.Lost}
+			if r.Lost && fin.Reason == "" {
+				fin.Reason = ReasonLostByAgent
+			}
+			ev = event.Event{Type: event.JobFinished, Finished: fin}
 		}
-		ev = event.Event{Type: event.JobFinished, Finished: fin}
+		makes[i] = h.maker(req.Name, ev)
 	}
-	applied, err := h.apply(ctx, r.Name, ev)
-	if err != nil {
-		return false, err
+	applied := make([]bool, len(makes))
+	var errs []error
+	if h.o.DoEach != nil {
+		var evs [][]event.Event
+		evs, errs = h.o.DoEach(ctx, makes)
+		for i := range evs {
+			applied[i] = len(evs[i]) > 0
+		}
+	} else {
+		errs = make([]error, len(makes))
+		for i, mk := range makes {
+			var evs []event.Event
+			evs, errs[i] = h.o.Do(ctx, mk)
+			applied[i] = len(evs) > 0
+		}
 	}
-	h.done(e, r.Job, r.Attempt, r.Kind == KindFinished)
+	for i, r := range req.Reports {
+		if errs[i] != nil {
+			// Not taken (the server stops): the agent sends it again,
+			// with those after it.
+			return nil, errs[i]
+		}
+		h.done(e, r.Job, r.Attempt, r.Kind == KindFinished)
+	}
 	return applied, nil
 }
 

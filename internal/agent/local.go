@@ -22,8 +22,12 @@ import (
 	"github.com/xce-sched/xce/internal/state"
 )
 
+// Make is a request to the server loop: it builds its events from the
+// state (server.Loop.Do).
+type Make = func(st *state.State, now int64) ([]event.Event, error)
+
 // Reporter is how an agent reports: the server loop's Do.
-type Reporter func(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error)
+type Reporter func(ctx context.Context, make Make) ([]event.Event, error)
 
 // Local runs the jobs placed on the hosts it serves (every host, for a
 // one-host dev cluster) in this process, through package launch. Its

@@ -22,7 +22,7 @@ const (
 	// order sequence number seen) and wait_ms, answered by an
 	// OrdersReply.
 	PathOrders = "/v1/agent/orders"
-	// PathReport: POST a Report, answered by a ReportReply.
+	// PathReport: POST a ReportRequest, answered by a ReportReply.
 	PathReport = "/v1/agent/report"
 	// PathLeave: POST a Leave when the agent stops, answered by {}.
 	PathLeave = "/v1/agent/leave"
@@ -114,10 +114,8 @@ type OrdersReply struct {
 // (ExitCode, Signal, and Reason when it did not end by itself: "killed",
 // "not started: ..."). Lost: the agent lost the job (it stopped or
 // restarted while the job ran); the server then puts a rerunnable job
-// back to pending. In a RegisterRequest, Name and Session are empty.
+// back to pending.
 type Report struct {
-	Name     string      `json:"name,omitempty"`
-	Session  string      `json:"session,omitempty"`
 	Kind     string      `json:"kind"`
 	Job      event.JobID `json:"job"`
 	Attempt  int         `json:"attempt"`
@@ -128,11 +126,25 @@ type Report struct {
 	Lost     bool        `json:"lost,omitempty"`
 }
 
-// ReportReply says whether a report changed the state: false for a
-// report that was already taken or is about an attempt that is no longer
-// current (it is dropped; the agent need not send it again).
+// MaxReports is the most reports a ReportRequest may carry.
+const MaxReports = 1000
+
+// ReportRequest is what an agent has to report since it last did, in the
+// order it happened (a start before the end of the same attempt): one
+// request, one sync of the event log on the server, however many jobs
+// started and ended meanwhile.
+type ReportRequest struct {
+	Name    string   `json:"name"`
+	Session string   `json:"session"`
+	Reports []Report `json:"reports"`
+}
+
+// ReportReply says, for each report in order, whether it changed the
+// state: false for a report that was already taken or is about an attempt
+// that is no longer current (it is dropped; the agent need not send it
+// again).
 type ReportReply struct {
-	Applied bool `json:"applied"`
+	Applied []bool `json:"applied"`
 }
 
 // validName reports whether name can be a host name: not empty, at most
@@ -164,8 +176,8 @@ func (r *RegisterRequest) Validate() error {
 	}
 	for i := range r.Finished {
 		f := &r.Finished[i]
-		if f.Kind != KindFinished || f.Name != "" || f.Session != "" {
-			return fmt.Errorf("finished[%d]: want a finished report without name and session", i)
+		if f.Kind != KindFinished {
+			return fmt.Errorf("finished[%d]: kind %q, want %q", i, f.Kind, KindFinished)
 		}
 		if err := f.check(); err != nil {
 			return fmt.Errorf("finished[%d]: %w", i, err)
@@ -174,18 +186,27 @@ func (r *RegisterRequest) Validate() error {
 	return nil
 }
 
-// Validate returns why r cannot be a report, or nil.
-func (r *Report) Validate() error {
+// Validate returns why r cannot be a report request, or nil.
+func (r *ReportRequest) Validate() error {
 	if !validName(r.Name) {
 		return fmt.Errorf("name: %q is not a host name", r.Name)
 	}
 	if r.Session == "" {
 		return errors.New("session: missing")
 	}
-	if r.Kind != KindStarted && r.Kind != KindFinished {
-		return fmt.Errorf("kind: %q, want %q or %q", r.Kind, KindStarted, KindFinished)
+	if len(r.Reports) == 0 || len(r.Reports) > MaxReports {
+		return fmt.Errorf("reports: %d, want 1 to %d", len(r.Reports), MaxReports)
 	}
-	return r.check()
+	for i := range r.Reports {
+		rep := &r.Reports[i]
+		if rep.Kind != KindStarted && rep.Kind != KindFinished {
+			return fmt.Errorf("reports[%d]: kind: %q, want %q or %q", i, rep.Kind, KindStarted, KindFinished)
+		}
+		if err := rep.check(); err != nil {
+			return fmt.Errorf("reports[%d]: %w", i, err)
+		}
+	}
+	return nil
 }
 
 func (r *Report) check() error {

@@ -62,10 +62,37 @@ type Remote struct {
 	lock *os.File
 	wg   sync.WaitGroup // one per job
 
-	// Used by Run's goroutine only.
-	session   string
-	after     uint64
+	// after is used by Run's goroutine only.
+	after uint64
+	// registeredC wakes the reporter when the agent has registered
+	// (buffer 1).
+	registeredC chan struct{}
+
+	mu        sync.Mutex // guards session and heartbeat, shared with the reporter
+	session   string     // "" when not registered
 	heartbeat time.Duration
+}
+
+// sessionID returns the agent's session, "" when it is not registered.
+func (r *Remote) sessionID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.session
+}
+
+// dropSession forgets session, unless the agent registered again since.
+func (r *Remote) dropSession(session string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.session == session {
+		r.session = ""
+	}
+}
+
+func (r *Remote) heartbeatTimeout() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.heartbeat
 }
 
 // ErrRefused is what Run gives up with (wrapped): the server refused the
@@ -114,7 +141,7 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = o.TLS
 	return &Remote{o: o, base: strings.TrimSuffix(u.String(), "/"), http: &http.Client{Transport: tr}, j: j, lock: lock,
-		heartbeat: 30 * time.Second}, nil
+		heartbeat: 30 * time.Second, registeredC: make(chan struct{}, 1)}, nil
 }
 
 // takeDir creates dir (0711: job users pass through it to the work
@@ -152,12 +179,12 @@ func (r *Remote) Run(ctx context.Context) error {
 	defer r.lock.Close()
 	defer r.j.close()
 	err := r.serve(ctx)
-	if err == nil && r.session != "" {
+	if session := r.sessionID(); err == nil && session != "" {
 		// Its host takes no new job while its jobs are killed and their
 		// ends reported.
 		drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		var out struct{}
-		if e := r.call(drain, http.MethodPost, PathLeave, Leave{Name: r.o.Name, Session: r.session, Draining: true}, &out); e != nil {
+		if e := r.call(drain, http.MethodPost, PathLeave, Leave{Name: r.o.Name, Session: session, Draining: true}, &out); e != nil {
 			r.o.Logf("drain: %v", e)
 		}
 		cancel()
@@ -179,9 +206,9 @@ func (r *Remote) Run(ctx context.Context) error {
 				break
 			}
 		}
-		if r.session != "" && len(r.j.pending()) == 0 {
+		if session := r.sessionID(); session != "" && len(r.j.pending()) == 0 {
 			var out struct{}
-			if e := r.call(flush, http.MethodPost, PathLeave, Leave{Name: r.o.Name, Session: r.session}, &out); e != nil {
+			if e := r.call(flush, http.MethodPost, PathLeave, Leave{Name: r.o.Name, Session: session}, &out); e != nil {
 				r.o.Logf("leave: %v", e)
 			}
 		}
@@ -189,9 +216,13 @@ func (r *Remote) Run(ctx context.Context) error {
 	return err
 }
 
-// serve registers, then reports and polls until ctx ends or the server
-// refuses the agent.
+// serve registers, then polls until ctx ends or the server refuses the
+// agent, while its reporter sends the news of its jobs.
 func (r *Remote) serve(ctx context.Context) error {
+	rctx, stopReports := context.WithCancel(ctx)
+	reporter := make(chan struct{})
+	go func() { defer close(reporter); r.reportLoop(rctx) }()
+	defer func() { stopReports(); <-reporter }()
 	var b backoff
 	for ctx.Err() == nil {
 		err := r.exchange(ctx, true)
@@ -209,50 +240,87 @@ func (r *Remote) serve(ctx context.Context) error {
 	return nil
 }
 
-// exchange registers when the agent has no session, sends what it has to
-// report, then (with poll) waits for orders and carries them out.
+// exchange registers when the agent has no session; then, with poll, it
+// waits for orders and carries them out, else it sends what it has to
+// report (the reporter does that while the agent polls).
 func (r *Remote) exchange(ctx context.Context, poll bool) error {
-	if r.session == "" {
+	if r.sessionID() == "" {
 		if err := r.register(ctx, poll); err != nil {
 			return err
 		}
 	}
-	for _, rep := range r.j.pending() {
-		rep.Name, rep.Session = r.o.Name, r.session
-		var out ReportReply
-		var se *statusError
-		if err := r.call(ctx, http.MethodPost, PathReport, rep, &out); errors.As(err, &se) && se.status == http.StatusBadRequest {
-			// Sending it again would not help: the server will end the
-			// job as lost when the agent next registers without it.
-			r.o.Logf("job %d attempt %d: the server refused the report: %v", rep.Job, rep.Attempt, err)
-		} else if err != nil {
-			return err
-		}
-		r.j.reported(rep)
-	}
 	if !poll {
-		return nil
+		return r.sendReports(ctx, r.sessionID())
 	}
-	// A poll ends when an order comes, or when a job has news to report.
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-r.j.changed:
-			cancel()
-		case <-pctx.Done():
-		}
-	}()
-	q := url.Values{"name": {r.o.Name}, "session": {r.session}, "after": {strconv.FormatUint(r.after, 10)},
+	q := url.Values{"name": {r.o.Name}, "session": {r.sessionID()}, "after": {strconv.FormatUint(r.after, 10)},
 		"wait_ms": {strconv.FormatInt(MaxWait.Milliseconds(), 10)}}
 	var out OrdersReply
-	if err := r.call(pctx, http.MethodGet, PathOrders+"?"+q.Encode(), nil, &out); err != nil {
-		if pctx.Err() != nil && ctx.Err() == nil {
-			return nil // news to report
-		}
+	if err := r.call(ctx, http.MethodGet, PathOrders+"?"+q.Encode(), nil, &out); err != nil {
 		return err
 	}
 	r.carryOut(ctx, out.Orders)
+	return nil
+}
+
+// reportLoop sends the news of the agent's jobs (starts and ends), all
+// that is waiting in one request, whenever there is news and the agent is
+// registered, until ctx ends. A failed request is sent again after a
+// delay; a lost session waits for the next registration.
+func (r *Remote) reportLoop(ctx context.Context) {
+	var b backoff
+	var again <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.j.changed:
+		case <-r.registeredC:
+		case <-again:
+		}
+		again = nil
+		session := r.sessionID()
+		if session == "" {
+			continue // the registration sends the ends; registeredC wakes us after
+		}
+		err := r.sendReports(ctx, session)
+		var se *statusError
+		switch {
+		case err == nil:
+			b.reset()
+		case ctx.Err() != nil:
+			return
+		case errors.As(err, &se) && se.status == http.StatusGone:
+			r.dropSession(session) // the poll registers again
+		default:
+			r.o.Logf("report: %v", err)
+			again = time.After(b.next(r.heartbeatTimeout() / 4))
+		}
+	}
+}
+
+// sendReports sends what the journal has to report, in requests of at
+// most MaxReports, with session, and records what the server took. A
+// request the server refuses as malformed is dropped (sending it again
+// would not help: the server ends those jobs as lost when the agent next
+// registers without them).
+func (r *Remote) sendReports(ctx context.Context, session string) error {
+	pending := r.j.pending()
+	for len(pending) > 0 {
+		n := min(len(pending), MaxReports)
+		batch := pending[:n]
+		pending = pending[n:]
+		var out ReportReply
+		var se *statusError
+		err := r.call(ctx, http.MethodPost, PathReport, ReportRequest{Name: r.o.Name, Session: session, Reports: batch}, &out)
+		if errors.As(err, &se) && se.status == http.StatusBadRequest {
+			r.o.Logf("the server refused %d reports (jobs %d to %d): %v", n, batch[0].Job, batch[n-1].Job, err)
+		} else if err != nil {
+			return err
+		}
+		for _, rep := range batch {
+			r.j.reported(rep)
+		}
+	}
 	return nil
 }
 
@@ -267,9 +335,15 @@ func (r *Remote) register(ctx context.Context, run bool) error {
 		return err
 	}
 	r.j.registered(running, finished)
+	r.mu.Lock()
 	r.session, r.after = out.Session, 0
 	if out.HeartbeatMS > 0 {
 		r.heartbeat = time.Duration(out.HeartbeatMS) * time.Millisecond
+	}
+	r.mu.Unlock()
+	select {
+	case r.registeredC <- struct{}{}:
+	default:
 	}
 	if out.KillGraceMS > 0 {
 		r.j.setGrace(time.Duration(out.KillGraceMS) * time.Millisecond)
@@ -358,7 +432,7 @@ func (r *Remote) run(ctx context.Context, k key, o Order) {
 func (r *Remote) retry(ctx context.Context, err error, b *backoff) bool {
 	var se *statusError
 	if errors.As(err, &se) && se.status == http.StatusGone {
-		r.session = ""
+		r.dropSession(r.sessionID())
 		return ctx.Err() == nil
 	}
 	if ctx.Err() != nil {
@@ -366,7 +440,7 @@ func (r *Remote) retry(ctx context.Context, err error, b *backoff) bool {
 	}
 	r.o.Logf("%v", err)
 	select {
-	case <-time.After(b.next(r.heartbeat / 4)):
+	case <-time.After(b.next(r.heartbeatTimeout() / 4)):
 		return true
 	case <-ctx.Done():
 		return false

@@ -87,9 +87,9 @@ func decodeRegister(w http.ResponseWriter, r *http.Request) (*agent.RegisterRequ
 	return &req, nil
 }
 
-// decodeReport reads and checks the body of a report.
-func decodeReport(w http.ResponseWriter, r *http.Request) (*agent.Report, error) {
-	var rep agent.Report
+// decodeReport reads and checks the body of a report request.
+func decodeReport(w http.ResponseWriter, r *http.Request) (*agent.ReportRequest, error) {
+	var rep agent.ReportRequest
 	if err := decode(w, r, &rep); err != nil {
 		return nil, err
 	}

@@ -149,8 +149,10 @@ func TestTCPHandler(t *testing.T) {
 		{"GET", agent.PathOrders + "?name=h1&session=x&after=0", bearer, "", 400, "want name, session, after and wait_ms"},
 		{"GET", agent.PathOrders + "?name=h1&session=x&after=0&wait_ms=0", bearer, "", 410, "not registered: register again"},
 		{"GET", agent.PathOrders + "?name=h2&session=x&after=0&wait_ms=0", bearer, "", 404, "not a host"},
-		{"POST", agent.PathReport, bearer, `{"name":"h1","session":"x","kind":"started","job":1,"attempt":1,"pid":5}`, 410, "register again"},
-		{"POST", agent.PathReport, bearer, `{"name":"h1","session":"x","kind":"begun","job":1,"attempt":1}`, 400, "kind"},
+		{"POST", agent.PathReport, bearer, `{"name":"h1","session":"x","reports":[{"kind":"started","job":1,"attempt":1,"pid":5}]}`, 410, "register again"},
+		{"POST", agent.PathReport, bearer, `{"name":"h1","session":"x","reports":[{"kind":"started","job":1,"attempt":1,"pid":5},{"kind":"begun","job":1,"attempt":1}]}`, 400, "reports[1]: kind"},
+		{"POST", agent.PathReport, bearer, `{"name":"h1","session":"x","reports":[]}`, 400, "reports: 0, want 1 to 1000"},
+		{"POST", agent.PathReport, bearer, `{"name":"h1","session":"x","kind":"started","job":1,"attempt":1,"pid":5}`, 400, `unknown field \"kind\"`},
 		{"GET", agent.PathReport, bearer, "", 405, ""},
 	} {
 		status, body := do(c.method, c.path, c.auth, c.body)
@@ -167,8 +169,8 @@ func TestTCPHandler(t *testing.T) {
 	if status, body := do("GET", agent.PathOrders+"?name=h1&session="+reg.Session+"&after=0&wait_ms=0", bearer, ""); status != 200 || body != `{"orders":[]}` {
 		t.Errorf("poll: %d %s", status, body)
 	}
-	rep := `{"name":"h1","session":"` + reg.Session + `","kind":"finished","job":1,"attempt":1}`
-	if status, body := do("POST", agent.PathReport, bearer, rep); status != 200 || body != `{"applied":false}` {
+	rep := `{"name":"h1","session":"` + reg.Session + `","reports":[{"kind":"finished","job":1,"attempt":1},{"kind":"started","job":2,"attempt":1,"pid":7}]}`
+	if status, body := do("POST", agent.PathReport, bearer, rep); status != 200 || body != `{"applied":[false,false]}` {
 		t.Errorf("report of an unknown job: %d %s", status, body)
 	}
 	// A second registration supersedes the first session.

@@ -276,9 +276,10 @@ func TestAgentReports(t *testing.T) {
 	}
 	report := func(rep agent.Report, applied bool) {
 		t.Helper()
-		rep.Name, rep.Session, rep.Job, rep.Attempt = "h3", reg.Session, id, 1
-		status, body := r.agentCall("POST", agent.PathReport, token, rep)
-		if want := fmt.Sprintf(`{"applied":%v}`, applied); status != 200 || body != want {
+		rep.Job, rep.Attempt = id, 1
+		req := agent.ReportRequest{Name: "h3", Session: reg.Session, Reports: []agent.Report{rep}}
+		status, body := r.agentCall("POST", agent.PathReport, token, req)
+		if want := fmt.Sprintf(`{"applied":[%v]}`, applied); status != 200 || body != want {
 			t.Errorf("report %+v: %d %s, want 200 %s", rep, status, body, want)
 		}
 	}
@@ -299,6 +300,21 @@ func TestAgentReports(t *testing.T) {
 	status, body = r.agentCall("GET", agent.PathOrders+"?name=h3&session="+reg.Session+"&after=0&wait_ms=0", token, nil)
 	if status != 200 || body != `{"orders":[]}` {
 		t.Errorf("poll after the reports: %d %s", status, body)
+	}
+	// One request may carry a start and the end of the same attempt (a
+	// short job): both are taken, in order, and a repeat of either is not.
+	id2 := r.submit(1, "select[hname==h3]", "", false, "false")
+	r.await("a start order for the second job", waitShort, func() bool { return r.jobs()[id2].State == "RUN" })
+	both := agent.ReportRequest{Name: "h3", Session: reg.Session, Reports: []agent.Report{
+		{Kind: agent.KindStarted, Job: id2, Attempt: 1, PID: 4343},
+		{Kind: agent.KindFinished, Job: id2, Attempt: 1, ExitCode: 1},
+		{Kind: agent.KindStarted, Job: id2, Attempt: 1, PID: 4343},
+	}}
+	if status, body := r.agentCall("POST", agent.PathReport, token, both); status != 200 || body != `{"applied":[true,true,false]}` {
+		t.Errorf("a start and an end in one request: %d %s, want [true,true,false]", status, body)
+	}
+	if j := r.jobs()[id2]; j.State != "EXIT" || j.ExitCode != 1 || j.PID != 4343 {
+		t.Errorf("second job: %+v; want EXIT, exit code 1, pid 4343", j)
 	}
 }
 

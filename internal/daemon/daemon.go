@@ -296,6 +296,9 @@ func remoteAgents(o Options, report agent.Reporter, loop **server.Loop) (net.Lis
 		names[i] = h.Name
 	}
 	hub := agent.NewHub(agent.HubOptions{Hosts: names, Do: report,
+		DoEach: func(ctx context.Context, makes []agent.Make) ([][]event.Event, []error) {
+			return (*loop).DoEach(ctx, makes)
+		},
 		View:             func(fn func(*state.State)) { (*loop).View(func(k *live.Core) { fn(k.State) }) },
 		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
 	return l, hub, tok, nil

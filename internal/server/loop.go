@@ -99,13 +99,52 @@ func NewLoop(core *live.Core, log Log, dispatch Dispatch, interval time.Duration
 // change may already be durable).
 func (l *Loop) Do(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error) {
 	r := &request{make: make, reply: make1()}
+	if err := l.send(ctx, r); err != nil {
+		return nil, err
+	}
+	return l.await(r)
+}
+
+// DoEach asks the loop for several changes that stand alone, in order:
+// makes[i] builds its events from the state as the changes before it left
+// it, and is applied or refused on its own, as by Do. The requests are
+// sent one after the other without waiting, so the loop usually takes
+// them in one batch, with one sync (an agent's reports of starts and ends:
+// a start and the end of the same attempt may come together). It returns,
+// for each make, the events applied and the error, as Do would; once ctx
+// ends, the requests not yet sent get ctx's error and the others are
+// awaited.
+func (l *Loop) DoEach(ctx context.Context, makes []func(st *state.State, now int64) ([]event.Event, error)) ([][]event.Event, []error) {
+	events, errs := make([][]event.Event, len(makes)), make([]error, len(makes))
+	reqs := make([]*request, len(makes))
+	for i, mk := range makes {
+		reqs[i] = &request{make: mk, reply: make1()}
+		if errs[i] = l.send(ctx, reqs[i]); errs[i] != nil {
+			reqs[i] = nil
+		}
+	}
+	for i, r := range reqs {
+		if r != nil {
+			events[i], errs[i] = l.await(r)
+		}
+	}
+	return events, errs
+}
+
+// send hands r to the loop.
+func (l *Loop) send(ctx context.Context, r *request) error {
 	select {
 	case l.reqs <- r:
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	case <-l.done:
-		return nil, ErrStopped
+		return ErrStopped
 	}
+}
+
+// await returns the loop's answer to r, which it was sent.
+func (l *Loop) await(r *request) ([]event.Event, error) {
 	select {
 	case rep := <-r.reply:
 		return rep.events, rep.err

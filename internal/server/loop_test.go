@@ -209,3 +209,40 @@ func TestDoAfterStop(t *testing.T) {
 		t.Fatal("Do after the stop did not return within 5 s")
 	}
 }
+
+// TestDoEach: each request of DoEach sees the state the ones before it
+// left, and is applied or refused on its own; after the stop every one
+// gets ErrStopped.
+func TestDoEach(t *testing.T) {
+	r := newRig(t, "hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}]\n")
+	submit := func(st *state.State, _ int64) ([]event.Event, error) {
+		return []event.Event{{Type: event.JobSubmitted, Submit: &event.Submit{Job: st.NextJob(), User: "u",
+			Queue: "normal", TasksMin: 1, TasksMax: 1, Command: []string{"true"}, Cwd: "/"}}}, nil
+	}
+	refuse := func(*state.State, int64) ([]event.Event, error) { return nil, errors.New("no") }
+	killFirst := func(st *state.State, _ int64) ([]event.Event, error) {
+		return []event.Event{{Type: event.JobKilled, Killed: &event.Killed{Job: st.NextJob() - 2, By: "u"}}}, nil
+	}
+	r.loop.Quiesce() // no cycle: the jobs stay pending
+	evs, errs := r.loop.DoEach(context.Background(), []func(*state.State, int64) ([]event.Event, error){submit, refuse, submit, killFirst})
+	wantErr := []bool{false, true, false, false}
+	for i, err := range errs {
+		if (err != nil) != wantErr[i] {
+			t.Errorf("request %d: error %v, want an error: %v", i, err, wantErr[i])
+		}
+	}
+	if len(evs[0]) != 1 || evs[0][0].Submit.Job != 1 || len(evs[1]) != 0 || len(evs[2]) != 1 || evs[2][0].Submit.Job != 2 {
+		t.Fatalf("events %+v; want job 1, nothing, job 2", evs)
+	}
+	// killFirst saw both submits: NextJob 3, so it killed job 1.
+	if len(evs[3]) != 1 || evs[3][0].Killed.Job != 1 || evs[3][0].Index != evs[2][0].Index+1 {
+		t.Errorf("kill %+v; want job 1, right after job 2's submit", evs[3])
+	}
+	r.stop()
+	_, errs = r.loop.DoEach(context.Background(), []func(*state.State, int64) ([]event.Event, error){submit, submit})
+	for i, err := range errs {
+		if !errors.Is(err, ErrStopped) {
+			t.Errorf("after the stop, request %d: %v, want ErrStopped", i, err)
+		}
+	}
+}
