@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"os/user"
@@ -291,3 +292,47 @@ func (h *Handler) token(w http.ResponseWriter, r *http.Request) {
 	}
 	reply(w, http.StatusOK, TokenReply{Token: tok, Expires: time.Now().Add(ttl).Unix()})
 }
+
+// MaxEventsPage is the most events GET /v1/events returns at once.
+const MaxEventsPage = 1000
+
+// EventsReply is the answer to GET /v1/events: the log's events from the
+// index asked for, at most limit of them, in order, and the log's last
+// durable index (the events after the page's are read by asking again
+// from one past the page's last).
+type EventsReply struct {
+	Events []event.Event `json:"events"`
+	Last   uint64        `json:"last"`
+}
+
+// events serves GET /v1/events?from=N&limit=M: the raw event log
+// (administrators only: it holds every job's command and environment),
+// for `xce sim verify` and `xce sim --from-data` while the server runs.
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	c, _ := callerOf(r.Context())
+	if !h.admin(c) {
+		fail(w, &Error{Status: http.StatusForbidden, Msg: "the event log holds every job's command and environment: administrators only"})
+		return
+	}
+	q := r.URL.Query()
+	from, err1 := strconv.ParseUint(q.Get("from"), 10, 64)
+	limit, err2 := strconv.Atoi(cmp.Or(q.Get("limit"), strconv.Itoa(MaxEventsPage)))
+	if err1 != nil || err2 != nil || from < 1 || limit < 1 {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("want from (an index, 1 or more) and limit (1 or more), got %q", r.URL.RawQuery)})
+		return
+	}
+	limit = min(limit, MaxEventsPage)
+	var last uint64
+	h.loop.View(func(k *live.Core) { last = k.State.Index })
+	rep := EventsReply{Events: []event.Event{}, Last: last}
+	for i := from; i <= last && len(rep.Events) < limit; i++ {
+		e, err := h.log.Event(i)
+		if err != nil {
+			fail(w, &Error{Status: http.StatusInternalServerError, Msg: err.Error()})
+			return
+		}
+		rep.Events = append(rep.Events, e)
+	}
+	reply(w, http.StatusOK, rep)
+}
+

@@ -106,7 +106,7 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			errOut := cmd.ErrOrStderr()
-			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key,
+			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, Version: Version, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key,
 				Logf: logTo(errOut),
 				Ready: func(socket, addr string) {
 					if addr != "" {

@@ -64,6 +64,7 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (and report how many) instead of failing")
 	fl.StringVar(&f.cycle, "cycle", "per-time", "when cycles run: per-time (one after all the events of a second) or per-event (one after every submission, then every job end, as pyss)")
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
+	cmd.AddCommand(newSimVerifyCmd())
 	return cmd
 }
 
@@ -72,10 +73,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if f.cycle != "per-time" && f.cycle != "per-event" {
 		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
 	}
-	switch setup.Policy {
-	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative:
-	default:
-		return badInput(fmt.Errorf("--policy %q: want fcfs, firstfit, easy or conservative", f.policy))
+	if err := checkPolicy(setup.Policy); err != nil {
+		return badInput(err)
 	}
 	if err := checkCounts(cmd, f); err != nil {
 		return badInput(err)

@@ -202,6 +202,15 @@ func (c *Client) History(ctx context.Context, id int64) (api.HistoryReply, error
 	return rep, err
 }
 
+// Events returns the event log from index from, at most limit events
+// (api.MaxEventsPage at most), and the log's last index: administrators
+// only.
+func (c *Client) Events(ctx context.Context, from uint64, limit int) (api.EventsReply, error) {
+	var rep api.EventsReply
+	err := c.do(ctx, http.MethodGet, "/v1/events?from="+strconv.FormatUint(from, 10)+"&limit="+strconv.Itoa(limit), nil, &rep)
+	return rep, err
+}
+
 // Queues lists the queues.
 func (c *Client) Queues(ctx context.Context) ([]api.QueueInfo, error) {
 	var rep api.QueuesReply

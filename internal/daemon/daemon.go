@@ -43,6 +43,8 @@ type Options struct {
 	Cluster    *cluster.Cluster
 	Server     *cluster.Server
 	ConfigText string
+	// Version is the binary's version, recorded with the server's start.
+	Version string
 	ConfigPath string
 	// DataDir holds the event log (events.db) and the socket (xce.sock);
 	// created 0755 when missing.
@@ -119,6 +121,9 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	loop = server.NewLoop(core, log, dispatch, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
 	loop.SnapshotEvery = SnapshotEvery
+	if err := recordStart(ctx, loop, o.ConfigText, o.Version); err != nil {
+		return err
+	}
 	loopDone := make(chan error, 1)
 	go func() { loopDone <- loop.Run(loopCtx) }()
 
@@ -164,9 +169,6 @@ func Serve(ctx context.Context, o Options) error {
 			cancel()
 			runErr0 = err
 		}
-	}
-	if runErr0 == nil {
-		runErr0 = recordConfig(ctx, loop, o.ConfigText)
 	}
 	if o.Ready != nil {
 		addr := ""
@@ -253,16 +255,27 @@ func running(st *state.State) []attempt {
 	return out
 }
 
-// recordConfig appends text as the configuration in force when the log
-// says another one is (or none yet).
-func recordConfig(ctx context.Context, loop *server.Loop, text string) error {
-	_, err := loop.Do(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
+// recordStart appends, before the loop runs, the configuration text in
+// force when the log says another one is (or none yet), then this start
+// (event.ServerStarted): the scheduler was just rebuilt from the state,
+// and a replay of the log (xce sim verify) rebuilds its own there too.
+func recordStart(ctx context.Context, loop *server.Loop, text, version string) error {
+	_, err := loop.Before(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
 		if st.Config == text {
 			return nil, nil
 		}
 		return []event.Event{{Type: event.ConfigReloaded, Config: &event.Config{Text: text}}}, nil
 	})
-	return err
+	if err != nil {
+		return fmt.Errorf("record the configuration: %w", err)
+	}
+	_, err = loop.Before(ctx, func(*state.State, int64) ([]event.Event, error) {
+		return []event.Event{{Type: event.ServerStarted, SkipOK: true, Server: &event.Server{PID: os.Getpid(), Version: version}}}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record the start: %w", err)
+	}
+	return nil
 }
 
 // readConfig reads and checks the configuration file at path; it returns

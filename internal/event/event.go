@@ -47,6 +47,12 @@ const (
 	// ConfigReloaded: the cluster configuration was replaced (payload
 	// Config).
 	ConfigReloaded Type = "config.reloaded"
+	// ServerStarted: a server started on this log and rebuilt its
+	// scheduler from the state (payload Server). It changes no job or
+	// host, but the scheduler's memory that the state does not hold (kept
+	// reservations, fair-share usage) starts afresh there, so a replay
+	// (xce sim verify) rebuilds at the same point. Written with SkipOK.
+	ServerStarted Type = "server.started"
 )
 
 // Event is one durable change. Index is assigned by the store when the
@@ -67,6 +73,7 @@ type Event struct {
 	Killed   *Killed   `json:"killed,omitempty"`
 	Host     *Host     `json:"host,omitempty"`
 	Config   *Config   `json:"config,omitempty"`
+	Server   *Server   `json:"server,omitempty"`
 }
 
 // JobID identifies a job; the server assigns them from 1, in submit order.
@@ -187,6 +194,13 @@ type Config struct {
 	Text string `json:"text"`
 }
 
+// Server is a server's start: its process id and, when known, the
+// version of its binary (the main module's, as `go version -m` gives it).
+type Server struct {
+	PID     int    `json:"pid"`
+	Version string `json:"version,omitempty"`
+}
+
 // ErrUnknown is returned (wrapped) by Decode for an event of a type this
 // binary does not know and that may not be skipped.
 var ErrUnknown = errors.New("unknown event type")
@@ -195,7 +209,7 @@ var ErrUnknown = errors.New("unknown event type")
 // other.
 func (e *Event) payload() error {
 	set := 0
-	for _, p := range []bool{e.Submit != nil, e.Cycle != nil, e.Started != nil, e.Finished != nil, e.Killed != nil, e.Host != nil, e.Config != nil} {
+	for _, p := range []bool{e.Submit != nil, e.Cycle != nil, e.Started != nil, e.Finished != nil, e.Killed != nil, e.Host != nil, e.Config != nil, e.Server != nil} {
 		if p {
 			set++
 		}
@@ -216,6 +230,8 @@ func (e *Event) payload() error {
 		ok = e.Host != nil
 	case ConfigReloaded:
 		ok = e.Config != nil
+	case ServerStarted:
+		ok = e.Server != nil
 	default:
 		return fmt.Errorf("event %d: %w %q", e.Index, ErrUnknown, e.Type)
 	}

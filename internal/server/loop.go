@@ -131,6 +131,19 @@ func (l *Loop) DoEach(ctx context.Context, makes []func(st *state.State, now int
 	return events, errs
 }
 
+// Before applies one request as Do would, durably, without the loop
+// running: for what must be in the log before anything else a run does
+// (the configuration in force, the server's start), since once Run runs
+// requests and cycles may come first. It must not be called once Run was.
+func (l *Loop) Before(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error) {
+	r := &request{make: make, reply: make1()}
+	if _, err := l.serve(ctx, []*request{r}); err != nil {
+		return nil, err
+	}
+	rep := <-r.reply
+	return rep.events, rep.err
+}
+
 // send hands r to the loop.
 func (l *Loop) send(ctx context.Context, r *request) error {
 	select {
