@@ -185,6 +185,14 @@ func TestCrashStorm(t *testing.T) {
 	lost := checkLog(t, evs, st)
 	known := checkDeaths(t, deaths, lost, evs)
 	checkOutputs(t, dir, st)
+	// A log of restarts after kill -9 replays with the decisions it
+	// recorded (issue 13): each start rebuilt the scheduler where its
+	// server.started event says.
+	if r := c.run("sim", "verify", "--data", data); r.code != 0 || !strings.Contains(r.out, "\ndifferences         0\n") {
+		t.Errorf("xce sim verify on the storm's log: %v", r)
+	} else {
+		t.Logf("xce sim verify on the storm's log:\n%s", r.out)
+	}
 
 	var survivors []int64 // jobs with a process alive after their server's death
 	hits := 0             // kills while the log showed jobs running
