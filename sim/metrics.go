@@ -112,12 +112,17 @@ type Summary struct {
 // The median is the mean of the two middle values for an even count; p95
 // is the nearest-rank percentile (the ⌈0.95·n⌉-th smallest).
 func Summarize(s *runtime.Scheduler, rec *Recorder, totalSlots int) Summary {
+	return summarize(s.Jobs, rec, totalSlots)
+}
+
+// summarize is Summarize over jobs (rec may be nil).
+func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int) Summary {
 	var sum Summary
 	var waits []float64
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	var work, waitSum, respSum, sldSum, bsldSum float64
 	sldN := 0
-	for _, j := range s.Jobs {
+	for _, j := range jobs {
 		switch {
 		case j.State == framework.Done:
 		case j.State == framework.Pending && j.Reasons.Main == framework.BadRequest:

@@ -24,6 +24,7 @@ import (
 // simFlags are the flags of `xce sim`.
 type simFlags struct {
 	workload, clusterFile, policy, out, cycle string
+	fromData, config                          string
 	hosts, slots, jobs                        int
 	seed                                      uint64
 	asJSON, skipBad, noClean                  bool
@@ -64,11 +65,22 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (and report how many) instead of failing")
 	fl.StringVar(&f.cycle, "cycle", "per-time", "when cycles run: per-time (one after all the events of a second) or per-event (one after every submission, then every job end, as pyss)")
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
+	fl.StringVar(&f.fromData, "from-data", "", "replay the job history of a live server's data `DIR` (its event log) instead of a workload, beside what really happened")
+	fl.StringVar(&f.config, "config", "", "with --from-data: replace the server's configuration with this file's (hosts, queues, limits)")
 	cmd.AddCommand(newSimVerifyCmd())
 	return cmd
 }
 
 func runSim(cmd *cobra.Command, f *simFlags) error {
+	if f.cycle != "per-time" && f.cycle != "per-event" {
+		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
+	}
+	if f.fromData != "" {
+		return runFromData(cmd, f)
+	}
+	if f.config != "" {
+		return badInput(errors.New("--config goes with --from-data (a scenario for a workload is --cluster)"))
+	}
 	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event"}
 	if f.cycle != "per-time" && f.cycle != "per-event" {
 		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
@@ -260,7 +272,7 @@ func writeSimTable(w io.Writer, r simResult) error {
 
 // writeSimOut writes the schedule as SWF (wait and run times as
 // simulated), metrics.json and the two plots into dir.
-func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Recorder, res simResult) error {
+func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Recorder, res any) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -274,5 +286,9 @@ func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Rec
 	if err := os.WriteFile(filepath.Join(dir, "metrics.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	return writePlots(dir, rec.Series, res.TotalSlots)
+	slots := 0
+	for _, h := range s.Cluster.Hosts {
+		slots += h.Slots
+	}
+	return writePlots(dir, rec.Series, slots)
 }
