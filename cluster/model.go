@@ -95,6 +95,11 @@ type Queue struct {
 	// HalfLife is the fairshare usage decay half-life in seconds; 0 means
 	// the default (docs/fairshare.md).
 	HalfLife int64
+	// DefaultRunLimit is the runtime estimate, in seconds, of a job
+	// submitted to the queue without one (LSF's DEFAULT_RUNLIMIT in
+	// lsb.queues, which counts minutes); 0: none (such a job's end is
+	// unknown to backfilling and forecasts).
+	DefaultRunLimit int64
 }
 
 // UserShare is one user's number of fairshare shares.

@@ -101,6 +101,9 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 			return j, err
 		}
 	}
+	if j.Estimate == 0 {
+		j.Estimate = l.c.Queues[j.Queue].DefaultRunLimit
+	}
 	if j.TasksMin, j.TasksMax, err = l.tasks(fs); err != nil {
 		return j, err
 	}

@@ -239,3 +239,29 @@ func TestParseYAMLErrorUnwraps(t *testing.T) {
 		t.Fatalf("error %v does not wrap go-yaml's error", err)
 	}
 }
+
+// TestDefaultRunLimit: a job without an estimate takes its queue's
+// default_runlimit; one with an estimate keeps it; the field is at least 1.
+func TestDefaultRunLimit(t *testing.T) {
+	c, err := Parse("t.yaml", []byte(`hosts: [{name: h, slots: 1}]
+queues:
+  - {name: a, default_runlimit: 600}
+  - {name: b}
+jobs:
+  - {id: 1, queue: a}
+  - {id: 2, queue: a, estimate: 5}
+  - {id: 3, queue: b}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int64{600, 5, 0} {
+		if got := c.Jobs[i].Estimate; got != want {
+			t.Errorf("job %d: estimate %d, want %d", i+1, got, want)
+		}
+	}
+	if _, err := Parse("t.yaml", []byte("hosts: [{name: h, slots: 1}]\nqueues: [{name: a, default_runlimit: 0}]\n")); err == nil ||
+		!strings.Contains(err.Error(), "default_runlimit") {
+		t.Errorf("default_runlimit 0: %v, want an error naming the field", err)
+	}
+}

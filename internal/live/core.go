@@ -88,7 +88,8 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 func seconds(ns int64) int64 { return ns / 1_000_000_000 }
 
 // spec turns a submitted request into the scheduler's job; submitAt in
-// Unix nanoseconds.
+// Unix nanoseconds. A job without -W takes its queue's default_runlimit
+// as its estimate.
 func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 	q, ok := k.Cluster.QueueByName(sub.Queue)
 	if !ok {
@@ -98,8 +99,12 @@ func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %d: resource requirement: %w", sub.Job, err)
 	}
+	est := sub.Estimate
+	if est == 0 {
+		est = k.Cluster.Queues[q].DefaultRunLimit
+	}
 	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
-		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: sub.Estimate}, nil
+		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est}, nil
 }
 
 // alloc turns a placement into the scheduler's allocation.
