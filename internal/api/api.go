@@ -13,13 +13,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/internal/auth"
 	clipper "github.com/xce-sched/xce/internal/clip"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/sim"
 )
 
 // MaxBody is the largest request body accepted, in bytes.
@@ -309,6 +313,31 @@ type JobInfo struct {
 	// HostReasons: for a pending job, why each host could not take it in
 	// the last cycle that tried, with how many hosts (most first).
 	HostReasons []live.HostReason `json:"host_reasons,omitempty"`
+	// ForecastStart and ForecastHosts, asked for with forecast=1: when
+	// (Unix seconds; null when it never starts in the forecast) and where a
+	// pending job is predicted to start (docs/forecast.md).
+	ForecastStart Forecast       `json:"forecast_start,omitzero"`
+	ForecastHosts map[string]int `json:"forecast_hosts,omitempty"`
+}
+
+// Forecast is a predicted start time: absent from JSON when no forecast
+// was asked for (IsZero), null when the job never starts in it, else Unix
+// seconds.
+type Forecast struct {
+	Asked bool
+	Start *int64
+}
+
+// IsZero reports whether no forecast was asked for.
+func (f Forecast) IsZero() bool { return !f.Asked }
+
+// MarshalJSON writes the start, or null.
+func (f Forecast) MarshalJSON() ([]byte, error) { return json.Marshal(f.Start) }
+
+// UnmarshalJSON reads a start or null.
+func (f *Forecast) UnmarshalJSON(b []byte) error {
+	f.Asked = true
+	return json.Unmarshal(b, &f.Start)
 }
 
 // JobsReply is the answer to GET /v1/jobs.
@@ -341,6 +370,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	all := q.Get("all") == "1"
+	forecast := q.Get("forecast") == "1"
 	var ids []int64
 	for _, s := range q["id"] {
 		id, err := strconv.ParseInt(s, 10, 64)
@@ -352,7 +382,13 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	rep := JobsReply{Jobs: []JobInfo{}}
 	var missing int64
+	var snap *cluster.Cluster
+	var snapErr error
+	now := time.Now().Unix()
 	h.loop.View(func(k *live.Core) {
+		if forecast {
+			snap, snapErr = k.Snapshot(now)
+		}
 		add := func(j *state.Job) {
 			ji := info(j)
 			ji.HostReasons = k.HostReasons(j.Job)
@@ -379,7 +415,47 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", missing)})
 		return
 	}
+	if forecast {
+		if err := addForecasts(r.Context(), rep.Jobs, snap, snapErr); err != nil {
+			fail(w, &Error{Status: http.StatusInternalServerError, Msg: "forecast: " + err.Error()})
+			return
+		}
+	}
 	reply(w, http.StatusOK, rep)
+}
+
+// addForecasts fills in the forecast of each pending job of jobs, from a
+// simulation of snap (outside the loop's lock: the live state is not
+// touched, nor held while the forecast runs).
+func addForecasts(ctx context.Context, jobs []JobInfo, snap *cluster.Cluster, snapErr error) error {
+	if snapErr != nil {
+		return snapErr
+	}
+	if !slices.ContainsFunc(jobs, func(j JobInfo) bool { return j.State == string(state.Pend) }) {
+		return nil
+	}
+	fc, err := sim.Forecasts(ctx, snap, plugins.NewInTreeRegistry())
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		if j.State != string(state.Pend) {
+			continue
+		}
+		j.ForecastStart.Asked = true
+		f, ok := fc[cluster.JobID(j.ID)]
+		if !ok {
+			continue
+		}
+		start := f.Start
+		j.ForecastStart.Start = &start
+		j.ForecastHosts = map[string]int{}
+		for _, h := range f.Hosts {
+			j.ForecastHosts[snap.Hosts[h.Host].Name] += h.Slots
+		}
+	}
+	return nil
 }
 
 func (h *Handler) admin(c Caller) bool { return c.UID == 0 || slices.Contains(h.admins, c.User) }

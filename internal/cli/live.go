@@ -140,15 +140,17 @@ func logTo(w io.Writer) func(format string, args ...any) {
 func newJobsCmd() *cobra.Command {
 	var server conn
 	var user string
-	var all, asJSON, pend, long bool
+	var all, asJSON, pend, long, forecast bool
 	cmd := &cobra.Command{
-		Use:   "jobs [-a] [-p] [-l] [-u USER|all] [--json] [ID...]",
+		Use:   "jobs [-a] [-p] [-l] [-u USER|all] [--forecast] [--json] [ID...]",
 		Short: "Show jobs, like LSF's bjobs (default: your unfinished jobs)",
 		Long: `Show jobs: by default the caller's pending and running jobs; -a adds the
 ended ones, -u USER another user's (all: everybody's), IDs just those jobs.
 A pending job shows its main pending reason (docs/pending-reasons.md); -p
 shows only pending jobs, each with its reason and why each host could not
-take it, counted; -l shows everything about each job.`,
+take it, counted; -l shows everything about each job. --forecast shows each
+pending job's predicted start time and hosts, from a simulation of the
+cluster forward from now with the jobs' estimates (docs/forecast.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ids []int64
 			for _, a := range args {
@@ -158,16 +160,18 @@ take it, counted; -l shows everything about each job.`,
 				}
 				ids = append(ids, id)
 			}
-			jobs, err := server.client().Jobs(cmd.Context(), user, all, ids)
+			jobs, err := server.client().JobsWith(cmd.Context(), client.JobsQuery{User: user, All: all, IDs: ids, Forecast: forecast})
 			if err != nil {
 				return serverError(err)
 			}
-			if pend {
+			if pend || forecast {
 				jobs = slices.DeleteFunc(jobs, func(j api.JobInfo) bool { return j.State != "PEND" })
 			}
 			switch {
 			case asJSON:
 				return writeJSON(cmd.OutOrStdout(), api.JobsReply{Jobs: jobs})
+			case forecast:
+				return writeForecast(cmd.OutOrStdout(), jobs)
 			case long:
 				return writeJobsLong(cmd.OutOrStdout(), jobs)
 			case pend:
@@ -182,8 +186,34 @@ take it, counted; -l shows everything about each job.`,
 	fl.BoolVarP(&all, "all", "a", false, "ended jobs too")
 	fl.StringVarP(&user, "user", "u", "", "the jobs of USER (all: everybody's)")
 	fl.BoolVar(&asJSON, "json", false, "print the jobs as JSON")
+	fl.BoolVar(&forecast, "forecast", false, "pending jobs only, with their predicted start time and hosts")
 	serverFlag(cmd, &server)
 	return cmd
+}
+
+// writeForecast prints pending jobs with their forecasts: the predicted
+// start (local time) and hosts, or "never" for a job that never starts
+// in the forecast.
+func writeForecast(w io.Writer, jobs []api.JobInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOBID	USER	QUEUE	FORECAST_START	FORECAST_HOSTS	PENDING REASON")
+	for _, j := range jobs {
+		start, where := "never", "-"
+		if f := j.ForecastStart.Start; f != nil {
+			start = time.Unix(*f, 0).Format(time.Stamp)
+			var hs []string
+			for _, h := range slices.Sorted(maps.Keys(j.ForecastHosts)) {
+				hs = append(hs, fmt.Sprintf("%d*%s", j.ForecastHosts[h], h))
+			}
+			where = strings.Join(hs, " ")
+		}
+		reason := j.Reason
+		if j.Detail != "" {
+			reason += ": " + j.Detail
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.User, j.Queue, start, where, reason)
+	}
+	return tw.Flush()
 }
 
 func writeJSON(w io.Writer, v any) error {

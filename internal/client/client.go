@@ -167,7 +167,25 @@ func (c *Client) Submit(ctx context.Context, jobs []api.JobRequest) (api.SubmitR
 // Jobs lists jobs: of user ("all" for everybody's, "" for the caller's),
 // ended ones too with all, or just ids when given.
 func (c *Client) Jobs(ctx context.Context, user string, all bool, ids []int64) ([]api.JobInfo, error) {
+	return c.JobsWith(ctx, JobsQuery{User: user, All: all, IDs: ids})
+}
+
+// JobsQuery selects jobs as Jobs does; Forecast adds each pending job's
+// forecast (docs/forecast.md).
+type JobsQuery struct {
+	User     string
+	All      bool
+	IDs      []int64
+	Forecast bool
+}
+
+// JobsWith lists the jobs q selects.
+func (c *Client) JobsWith(ctx context.Context, sel JobsQuery) ([]api.JobInfo, error) {
+	user, all, ids := sel.User, sel.All, sel.IDs
 	q := url.Values{}
+	if sel.Forecast {
+		q.Set("forecast", "1")
+	}
 	if user != "" {
 		q.Set("user", user)
 	}

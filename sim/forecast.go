@@ -1,0 +1,65 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/runtime"
+)
+
+// Forecast is when and where a pending job is predicted to start: Start
+// in the snapshot's seconds (Unix seconds for a live one), and the slots
+// on each host, in the placement's order.
+type Forecast struct {
+	Start int64
+	Hosts []cluster.HostSlots
+}
+
+// Forecasts simulates snapshot c (a cluster whose jobs are what runs and
+// what waits now, as live.Core.Snapshot makes it) forward with the plugins
+// of reg, on its own scheduler, until every pending job has started or
+// nothing is left to happen, and returns when and where each pending job
+// starts. A job absent from the answer never starts in the forecast (its
+// request cannot be met, or it waits behind a job of unknown length). The
+// simulation is Run's: each job runs for its Runtime, a job with none
+// never ends.
+func Forecasts(ctx context.Context, c *cluster.Cluster, reg framework.Registry) (map[cluster.JobID]Forecast, error) {
+	s, err := runtime.New(c, runtime.Options{Registry: reg})
+	if err != nil {
+		return nil, err
+	}
+	waiting := 0
+	for _, j := range s.Jobs {
+		if j.State == framework.Pending {
+			waiting++
+		}
+	}
+	out := make(map[cluster.JobID]Forecast, waiting)
+	if waiting == 0 {
+		return out, nil
+	}
+	runCtx, done := context.WithCancel(ctx)
+	defer done()
+	_, err = Run(runCtx, s, Options{Until: math.MaxInt64, Observe: func(e *Event) {
+		for _, j := range e.Considered {
+			if j.State != framework.Running || j.Start != e.Now {
+				continue
+			}
+			f := Forecast{Start: e.Now}
+			for _, h := range j.Alloc.Hosts {
+				f.Hosts = append(f.Hosts, cluster.HostSlots{Host: h.Host, Slots: h.Slots})
+			}
+			out[j.Spec.ID] = f
+		}
+		if len(out) == waiting {
+			done() // every pending job has its start
+		}
+	}})
+	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+		return nil, err
+	}
+	return out, nil
+}
