@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -30,14 +31,18 @@ type History struct {
 }
 
 // FromHistory turns the state folded from a live server's whole log into a
-// replay. Times become seconds from the first submit (whole seconds, as
-// the scheduler counts them; each time is cut to its second first), a job's
+// replay. Times become ticks (whole seconds for a tick of 1s, as the
+// scheduler counts them) from the first submit, each time cut to its tick
+// (estimates and the queues' times rounded up to a whole tick); a job's
 // run time is its last attempt's (from its placement to its end), and its
 // estimate its -W; jobs keep their IDs, in submit order. The cluster is base when given, else the configuration
 // the log ends with; policy, when set, is given to every queue. It fails,
 // naming the job, when the cluster has no queue of a job's name or the
 // job's resource requirement does not parse.
-func FromHistory(st *state.State, base *cluster.Cluster, policy cluster.Policy) (*History, error) {
+func FromHistory(st *state.State, base *cluster.Cluster, policy cluster.Policy, tick time.Duration) (*History, error) {
+	if tick <= 0 || tick > time.Hour {
+		return nil, fmt.Errorf("tick %v: want more than 0 and at most 1h", tick)
+	}
 	if base == nil {
 		if st.Config == "" {
 			return nil, fmt.Errorf("the log records no configuration: give one")
@@ -53,14 +58,22 @@ func FromHistory(st *state.State, base *cluster.Cluster, policy cluster.Policy) 
 		return nil, err
 	}
 	c.Jobs = nil
-	h := &History{Prepared: &Prepared{Cluster: c}, Workload: &Workload{}}
+	h := &History{Prepared: &Prepared{Cluster: c, Tick: tick.Seconds()}, Workload: &Workload{}}
+	// Times in ticks: the history's, cut to the tick; the configuration's
+	// and the estimates' (whole seconds), rounded up.
+	at := func(ns int64) int64 { return ns / tick.Nanoseconds() }
+	span := func(s int64) int64 { return ceilDiv(s*int64(time.Second), tick.Nanoseconds()) }
+	for i := range c.Queues {
+		c.Queues[i].DefaultRunLimit = span(c.Queues[i].DefaultRunLimit)
+		c.Queues[i].HalfLife = span(c.Queues[i].HalfLife)
+	}
 	for _, host := range c.Hosts {
 		h.Prepared.TotalSlots += host.Slots
 	}
 	var origin int64
 	for i, j := range st.Jobs {
 		if i == 0 {
-			origin = seconds(j.SubmitTime)
+			origin = at(j.SubmitTime)
 		}
 		switch {
 		case j.State == state.Pend || j.State == state.Run:
@@ -78,11 +91,11 @@ func FromHistory(st *state.State, base *cluster.Cluster, policy cluster.Policy) 
 		if err != nil {
 			return nil, fmt.Errorf("job %d: resource requirement: %w", j.Job, err)
 		}
-		submit := seconds(j.SubmitTime) - origin
-		start, end := seconds(j.StartTime)-origin, seconds(j.EndTime)-origin
+		submit := at(j.SubmitTime) - origin
+		start, end := at(j.StartTime)-origin, at(j.EndTime)-origin
 		run := max(end-start, 0)
 		spec := cluster.Job{ID: cluster.JobID(j.Job), User: j.User, Project: j.Project, Queue: q, Submit: submit,
-			TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, Req: req, Runtime: run, Estimate: j.Estimate}
+			TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, Req: req, Runtime: run, Estimate: span(j.Estimate)}
 		if spec.Project == "" {
 			spec.Project = cluster.DefaultProject
 		}
@@ -106,14 +119,18 @@ func FromHistory(st *state.State, base *cluster.Cluster, policy cluster.Policy) 
 		recorded[i] = &framework.Job{Spec: &c.Jobs[i], State: framework.Done, Start: w.Submit + w.Wait, End: w.Submit + w.Wait + w.Run,
 			Alloc: &cluster.JobAlloc{Hosts: []cluster.HostAlloc{{Slots: int(w.AllocProcs)}}}}
 	}
-	h.Recorded = summarize(recorded, nil, h.Prepared.TotalSlots)
+	h.Recorded = summarize(recorded, nil, h.Prepared.TotalSlots, Tau/tick.Seconds())
+	h.Recorded.scale(tick.Seconds())
 	h.Recorded.Cycles = int(st.Cycles)
-	h.Workload.Header = swf.Header{MaxNodes: int64(len(c.Hosts)), MaxProcs: int64(h.Prepared.TotalSlots), UnixStartTime: origin,
-		Comments: []string{"The job history of a live xce server (xce sim --from-data)."}}
+	h.Workload.Header = swf.Header{MaxNodes: int64(len(c.Hosts)), MaxProcs: int64(h.Prepared.TotalSlots), UnixStartTime: -1,
+		Comments: []string{fmt.Sprintf("The job history of a live xce server (xce sim --from-data); times count ticks of %v.", tick)}}
+	if len(st.Jobs) > 0 {
+		h.Workload.Header.UnixStartTime = st.Jobs[0].SubmitTime / int64(time.Second)
+	}
 	return h, nil
 }
 
-func seconds(ns int64) int64 { return ns / 1_000_000_000 }
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 func estimateOrUnknown(s int64) int64 {
 	if s <= 0 {

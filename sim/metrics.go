@@ -112,11 +112,12 @@ type Summary struct {
 // The median is the mean of the two middle values for an even count; p95
 // is the nearest-rank percentile (the ⌈0.95·n⌉-th smallest).
 func Summarize(s *runtime.Scheduler, rec *Recorder, totalSlots int) Summary {
-	return summarize(s.Jobs, rec, totalSlots)
+	return summarize(s.Jobs, rec, totalSlots, Tau)
 }
 
-// summarize is Summarize over jobs (rec may be nil).
-func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int) Summary {
+// summarize is Summarize over jobs (rec may be nil), with tau as the
+// bounded slowdown's threshold in the jobs' time unit.
+func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int, tau float64) Summary {
 	var sum Summary
 	var waits []float64
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
@@ -143,7 +144,7 @@ func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int) Summary {
 			sldSum += resp / run
 			sldN++
 		}
-		bsldSum += max(1, resp/max(run, Tau))
+		bsldSum += max(1, resp/max(run, tau))
 		work += run * float64(j.Alloc.Slots())
 		first = min(first, j.Spec.Submit)
 		last = max(last, j.End)
@@ -190,4 +191,19 @@ func median(sorted []float64) float64 {
 func nearestRank(sorted []float64, p float64) float64 {
 	k := int(math.Ceil(p * float64(len(sorted))))
 	return sorted[max(k, 1)-1]
+}
+
+// scale turns a summary computed in ticks of tick seconds into seconds.
+func (s *Summary) scale(tick float64) {
+	if tick == 1 {
+		return
+	}
+	s.MakespanS = int64(math.Round(float64(s.MakespanS) * tick))
+	s.WaitMeanS *= tick
+	s.WaitMedianS *= tick
+	s.WaitP95S *= tick
+	s.ResponseMeanS *= tick
+	for k, v := range s.PendingByReasonS {
+		s.PendingByReasonS[k] = v * tick
+	}
 }

@@ -57,6 +57,10 @@ type Prepared struct {
 	Dropped    int // jobs dropped by cleaning
 	Capped     int // run times capped at the requested time
 	PerEvent   bool
+	// Tick is the length of the jobs' time unit in seconds (0 means 1):
+	// a finer clock for a time-compressed history (FromHistory). The
+	// summary is given in seconds, and the bounded slowdown's τ is 10 s.
+	Tick float64
 }
 
 // Prepare builds the cluster and its jobs. A job's task count is the
@@ -229,5 +233,11 @@ func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Ob
 	if _, err := Run(ctx, s, Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: obs, PerEvent: p.PerEvent}); err != nil {
 		return nil, nil, Summary{}, err
 	}
-	return s, rec, Summarize(s, rec, p.TotalSlots), nil
+	tick := p.Tick
+	if tick <= 0 {
+		tick = 1
+	}
+	sum := summarize(s.Jobs, rec, p.TotalSlots, Tau/tick)
+	sum.scale(tick)
+	return s, rec, sum, nil
 }

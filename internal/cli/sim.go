@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ import (
 type simFlags struct {
 	workload, clusterFile, policy, out, cycle string
 	fromData, config                          string
+	tick                                      time.Duration
 	hosts, slots, jobs                        int
 	seed                                      uint64
 	asJSON, skipBad, noClean                  bool
@@ -67,6 +69,7 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
 	fl.StringVar(&f.fromData, "from-data", "", "replay the job history of a live server's data `DIR` (its event log) instead of a workload, beside what really happened")
 	fl.StringVar(&f.config, "config", "", "with --from-data: replace the server's configuration with this file's (hosts, queues, limits)")
+	fl.DurationVar(&f.tick, "tick", time.Second, "with --from-data: the replay's clock step (a finer one for a time-compressed run, e.g. 5ms)")
 	cmd.AddCommand(newSimVerifyCmd())
 	return cmd
 }
@@ -78,8 +81,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if f.fromData != "" {
 		return runFromData(cmd, f)
 	}
-	if f.config != "" {
-		return badInput(errors.New("--config goes with --from-data (a scenario for a workload is --cluster)"))
+	if f.config != "" || cmd.Flags().Changed("tick") {
+		return badInput(errors.New("--config and --tick go with --from-data (a scenario for a workload is --cluster)"))
 	}
 	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event"}
 	if f.cycle != "per-time" && f.cycle != "per-event" {

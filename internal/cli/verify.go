@@ -222,7 +222,7 @@ func runFromData(cmd *cobra.Command, f *simFlags) error {
 	if err != nil {
 		return err
 	}
-	h, err := sim.FromHistory(st, base, cluster.Policy(f.policy))
+	h, err := sim.FromHistory(st, base, cluster.Policy(f.policy), f.tick)
 	if err != nil {
 		return badInput(err)
 	}

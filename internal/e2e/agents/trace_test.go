@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -98,6 +99,12 @@ func TestSlurmTrace(t *testing.T) {
 	r.await("every job ends", 5*time.Minute, func() bool { return r.unfinished() == 0 })
 	t.Logf("500 jobs ended %v after the first submit", time.Since(begin).Round(time.Second))
 	r.stopServer()
+	if keep := os.Getenv("XCE_E2E_KEEP_DATA"); keep != "" {
+		// For a look at the log afterwards: XCE_E2E_KEEP_DATA=DIR.
+		if out, err := exec.Command("cp", "-r", r.data, keep).CombinedOutput(); err != nil {
+			t.Errorf("keep the data directory: %v %s", err, out)
+		}
+	}
 
 	rep := r.verify(0, "sim", "verify", "--data", r.data, "--json")
 	if len(rep.Differences) != 0 || rep.Cycles == 0 {
