@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/xce-sched/xce/cluster"
@@ -112,16 +114,7 @@ func FromHistory(st *state.State, base *cluster.Cluster, policy cluster.Policy, 
 			AllocProcs: int64(slots), AvgCPU: -1, UsedMem: -1, ReqProcs: int64(j.TasksMax), ReqTime: estimateOrUnknown(j.Estimate),
 			ReqMem: -1, Status: status, User: -1, Group: -1, Executable: -1, Queue: int64(q) + 1, Partition: -1, PrecedingID: -1, ThinkTime: -1})
 	}
-	// The recorded metrics, from the jobs as they really ran.
-	recorded := make([]*framework.Job, len(c.Jobs))
-	for i := range c.Jobs {
-		w := h.Workload.Jobs[i]
-		recorded[i] = &framework.Job{Spec: &c.Jobs[i], State: framework.Done, Start: w.Submit + w.Wait, End: w.Submit + w.Wait + w.Run,
-			Alloc: &cluster.JobAlloc{Hosts: []cluster.HostAlloc{{Slots: int(w.AllocProcs)}}}}
-	}
-	h.Recorded = summarize(recorded, nil, h.Prepared.TotalSlots, Tau/tick.Seconds())
-	h.Recorded.scale(tick.Seconds())
-	h.Recorded.Cycles = int(st.Cycles)
+	h.Recorded = HistoryMetrics(st, h.Prepared.TotalSlots, tick)
 	h.Workload.Header = swf.Header{MaxNodes: int64(len(c.Hosts)), MaxProcs: int64(h.Prepared.TotalSlots), UnixStartTime: -1,
 		Comments: []string{fmt.Sprintf("The job history of a live xce server (xce sim --from-data); times count ticks of %v.", tick)}}
 	if len(st.Jobs) > 0 {
@@ -137,4 +130,67 @@ func estimateOrUnknown(s int64) int64 {
 		return -1
 	}
 	return s
+}
+
+// HistoryMetrics returns the metrics (Summarize's definitions) of the jobs
+// of a folded log that ran to an end, as they ran: each job's submit,
+// last start and end instant cut to tick, for a cluster of totalSlots
+// slots; Cycles is the log's recorded cycles. Jobs that never ran or are
+// unfinished are left out, as FromHistory leaves them out.
+func HistoryMetrics(st *state.State, totalSlots int, tick time.Duration) Summary {
+	at := func(ns int64) int64 { return ns / tick.Nanoseconds() }
+	var jobs []*framework.Job
+	for _, j := range st.Jobs {
+		if j.State == state.Pend || j.State == state.Run || j.StartTime == 0 {
+			continue
+		}
+		slots := 0
+		for _, a := range j.Hosts {
+			slots += a.Slots
+		}
+		start := at(j.StartTime)
+		jobs = append(jobs, &framework.Job{Spec: &cluster.Job{ID: cluster.JobID(j.Job), Submit: at(j.SubmitTime)}, State: framework.Done,
+			Start: start, End: max(at(j.EndTime), start), Alloc: &cluster.JobAlloc{Hosts: []cluster.HostAlloc{{Slots: slots}}}})
+	}
+	sum := summarize(jobs, nil, totalSlots, Tau/tick.Seconds())
+	sum.scale(tick.Seconds())
+	sum.Cycles = int(st.Cycles)
+	return sum
+}
+
+// HistorySeries returns the queue length and busy slots of a folded log
+// over time, a point at each submit, start and end (T in seconds), as the
+// simulator's Recorder samples them, for the plots.
+func HistorySeries(st *state.State) []Point {
+	type change struct {
+		at            int64
+		pending, busy int
+	}
+	var cs []change
+	for _, j := range st.Jobs {
+		slots := 0
+		for _, a := range j.Hosts {
+			slots += a.Slots
+		}
+		cs = append(cs, change{j.SubmitTime, 1, 0})
+		switch {
+		case j.StartTime > 0:
+			cs = append(cs, change{j.StartTime, -1, slots})
+			if j.State == state.Done || j.State == state.Exit {
+				cs = append(cs, change{max(j.EndTime, j.StartTime), 0, -slots})
+			}
+		case j.State == state.Exit: // ended while pending
+			cs = append(cs, change{j.EndTime, -1, 0})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.at, b.at) })
+	out := make([]Point, 0, len(cs))
+	p := Point{}
+	for _, c := range cs {
+		p.Pending += c.pending
+		p.Busy += c.busy
+		p.T = c.at / int64(time.Second)
+		out = append(out, p)
+	}
+	return out
 }

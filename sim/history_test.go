@@ -52,8 +52,8 @@ func historyState() *state.State {
 // 3·2)/(2·20) = 0.625; job 1's estimate 20 s is 40 ticks.
 func TestFromHistory(t *testing.T) {
 	for _, c := range []struct {
-		tick                                      time.Duration
-		waitMean, respMean, util, simWait         float64
+		tick                                       time.Duration
+		waitMean, respMean, util, simWait          float64
 		makespan, simMakespan, est1, run1, submit2 int64
 	}{
 		{time.Second, 1, 6.5, 0.6, 4.5, 10, 11, 20, 10, 1},

@@ -167,3 +167,34 @@ func WriteSchedule(path string, s *runtime.Scheduler, w *Workload) error {
 	}
 	return nil
 }
+
+// WriteWorkload writes w as an SWF file at path, header and records as
+// they are (a replayed history's schedule, FromHistory).
+func WriteWorkload(path string, w *Workload) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	sw := swf.NewWriter(bw)
+	err = sw.WriteHeader(w.Header)
+	for _, rec := range w.Jobs {
+		if err != nil {
+			break
+		}
+		err = sw.Write(rec)
+	}
+	if err == nil {
+		err = sw.Flush()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -61,15 +61,21 @@ type VerifyReport struct {
 // reservations, starts afresh there, as after a server's restart).
 // Feed it with Add, in index order.
 type Verifier struct {
-	opts   VerifyOptions
-	st     *state.State
-	core   *live.Core // nil until the log gave a configuration
+	rc     replayCore
 	report VerifyReport
+}
+
+// replayCore is a state folded from a log and the scheduler kept in step
+// with it, as the server keeps its own, under VerifyOptions.
+type replayCore struct {
+	opts VerifyOptions
+	st   *state.State
+	core *live.Core // nil until the log gave a configuration
 }
 
 // NewVerifier returns a verifier of a log from its first event.
 func NewVerifier(opts VerifyOptions) *Verifier {
-	return &Verifier{opts: opts, st: state.New(), report: VerifyReport{Differences: []Difference{}}}
+	return &Verifier{rc: replayCore{opts: opts, st: state.New()}, report: VerifyReport{Differences: []Difference{}}}
 }
 
 // Report returns what the verifier found so far.
@@ -86,30 +92,37 @@ func (v *Verifier) Add(ctx context.Context, e event.Event) error {
 	}
 	v.report.Events++
 	if e.SkipOK && e.Check() != nil {
-		v.st.Index = e.Index
+		v.rc.st.Index = e.Index
 		return nil
 	}
-	switch {
-	case e.Type == event.ConfigReloaded || e.Type == event.ServerStarted:
-		// The server rebuilds its scheduler from the state here.
-		if err := v.st.Apply(e); err != nil {
-			return err
-		}
-		return v.rebuild(e.Index)
-	case v.core == nil && e.Type == event.CycleDecided:
-		if v.opts.Config == nil {
+	if e.Type != event.CycleDecided {
+		return v.rc.apply(e)
+	}
+	if v.rc.core == nil {
+		if v.rc.opts.Config == nil {
 			return fmt.Errorf("event %d: cycle %d comes before any configuration in the log (give one with --config)", e.Index, e.Cycle.Number)
 		}
-		if err := v.rebuild(e.Index); err != nil {
+		if err := v.rc.rebuild(e.Index); err != nil {
 			return err
 		}
-		return v.cycle(ctx, e)
-	case v.core == nil:
-		return v.st.Apply(e)
-	case e.Type == event.CycleDecided:
-		return v.cycle(ctx, e)
 	}
-	if err := v.core.Apply(e); err != nil {
+	return v.cycle(ctx, e)
+}
+
+// apply folds e, an event other than a cycle, into the state and the
+// scheduler; a configuration or a server's start rebuilds the scheduler
+// from the state, as the server does there.
+func (rc *replayCore) apply(e event.Event) error {
+	switch {
+	case e.Type == event.ConfigReloaded || e.Type == event.ServerStarted:
+		if err := rc.st.Apply(e); err != nil {
+			return err
+		}
+		return rc.rebuild(e.Index)
+	case rc.core == nil:
+		return rc.st.Apply(e)
+	}
+	if err := rc.core.Apply(e); err != nil {
 		return fmt.Errorf("event %d (%s): %w", e.Index, e.Type, err)
 	}
 	return nil
@@ -117,31 +130,31 @@ func (v *Verifier) Add(ctx context.Context, e event.Event) error {
 
 // rebuild makes a new scheduler over the state, with the configuration in
 // force (or Config) and Policy.
-func (v *Verifier) rebuild(index uint64) error {
+func (rc *replayCore) rebuild(index uint64) error {
 	var c *cluster.Cluster
-	if v.opts.Config != nil {
-		cp := *v.opts.Config
+	if rc.opts.Config != nil {
+		cp := *rc.opts.Config
 		c = &cp
 	} else {
-		if v.st.Config == "" {
+		if rc.st.Config == "" {
 			return nil // a start before any configuration: nothing to rebuild
 		}
 		var err error
-		if c, _, err = cluster.ParseConfig("the configuration recorded by the log", []byte(v.st.Config)); err != nil {
+		if c, _, err = cluster.ParseConfig("the configuration recorded by the log", []byte(rc.st.Config)); err != nil {
 			return fmt.Errorf("event %d: %w", index, err)
 		}
 	}
-	if v.opts.Policy != "" {
+	if rc.opts.Policy != "" {
 		c.Queues = append([]cluster.Queue(nil), c.Queues...)
 		for i := range c.Queues {
-			c.Queues[i].Policy = v.opts.Policy
+			c.Queues[i].Policy = rc.opts.Policy
 		}
 	}
-	core, err := live.New(c, v.st, v.opts.Registry)
+	core, err := live.New(c, rc.st, rc.opts.Registry)
 	if err != nil {
 		return fmt.Errorf("event %d: %w", index, err)
 	}
-	v.core = core
+	rc.core = core
 	return nil
 }
 
@@ -154,16 +167,16 @@ func (v *Verifier) cycle(ctx context.Context, e event.Event) error {
 		reason string
 	}
 	var pending []before
-	for _, j := range v.st.Jobs {
+	for _, j := range v.rc.st.Jobs {
 		if j.State == state.Pend {
 			pending = append(pending, before{j, j.Reason})
 		}
 	}
-	sim, _, err := v.core.Cycle(ctx, e.At)
+	sim, _, err := v.rc.core.Cycle(ctx, e.At)
 	if err != nil {
 		return fmt.Errorf("event %d: cycle %d: %w", e.Index, e.Cycle.Number, err)
 	}
-	if err := v.core.Commit(e); err != nil {
+	if err := v.rc.core.Commit(e); err != nil {
 		return err
 	}
 	v.report.Cycles++
@@ -186,7 +199,7 @@ func (v *Verifier) cycle(ctx context.Context, e event.Event) error {
 		}
 	}
 	if differ {
-		return v.rebuild(e.Index)
+		return v.rc.rebuild(e.Index)
 	}
 	return nil
 }

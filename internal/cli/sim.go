@@ -25,7 +25,7 @@ import (
 // simFlags are the flags of `xce sim`.
 type simFlags struct {
 	workload, clusterFile, policy, out, cycle string
-	fromData, config                          string
+	fromData, config, cycles                  string
 	tick                                      time.Duration
 	hosts, slots, jobs                        int
 	seed                                      uint64
@@ -69,6 +69,7 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
 	fl.StringVar(&f.fromData, "from-data", "", "replay the job history of a live server's data `DIR` (its event log) instead of a workload, beside what really happened")
 	fl.StringVar(&f.config, "config", "", "with --from-data: replace the server's configuration with this file's (hosts, queues, limits)")
+	fl.StringVar(&f.cycles, "cycles", "recorded", "with --from-data: recorded (cycles at the server's own instants, as its loop would have run them) or events (the simulator's: a cycle at each event time, on --tick)")
 	fl.DurationVar(&f.tick, "tick", time.Second, "with --from-data: the replay's clock step (a finer one for a time-compressed run, e.g. 5ms)")
 	cmd.AddCommand(newSimVerifyCmd())
 	return cmd

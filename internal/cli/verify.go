@@ -19,7 +19,6 @@ import (
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/client"
 	"github.com/xce-sched/xce/internal/event"
-	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/internal/store"
 	"github.com/xce-sched/xce/sim"
 )
@@ -171,102 +170,4 @@ func loadServerConfig(path string) (*cluster.Cluster, error) {
 	}
 	c, _, err := cluster.ParseConfig(path, data)
 	return c, err
-}
-
-// foldLog folds the whole log of data directory dir into a state, as a
-// server's start does.
-func foldLog(ctx context.Context, dir string) (*state.State, error) {
-	st := state.New()
-	err := readLog(ctx, dir, func(e event.Event) error {
-		if e.SkipOK && e.Check() != nil {
-			st.Index = e.Index // a newer binary's event this one may skip
-			return nil
-		}
-		return st.Apply(e)
-	})
-	return st, err
-}
-
-// fromDataResult is what `xce sim --from-data --json` prints: the
-// recorded and the simulated metrics of the same jobs.
-type fromDataResult struct {
-	Workload   string      `json:"workload"`
-	Policy     string      `json:"policy"`
-	Hosts      int         `json:"hosts"`
-	TotalSlots int         `json:"total_slots"`
-	NeverRan   int         `json:"never_ran"`
-	Unfinished int         `json:"unfinished"`
-	Recorded   sim.Summary `json:"recorded"`
-	Simulated  sim.Summary `json:"simulated"`
-}
-
-// runFromData replays a live server's job history (`xce sim --from-data`).
-func runFromData(cmd *cobra.Command, f *simFlags) error {
-	for _, name := range []string{"workload", "cluster", "hosts", "slots", "jobs", "seed", "skip-bad", "no-clean"} {
-		if cmd.Flags().Changed(name) {
-			return badInput(fmt.Errorf("--%s does not go with --from-data: the jobs and the cluster are the live server's (--config replaces its configuration)", name))
-		}
-	}
-	if err := checkPolicy(cluster.Policy(f.policy)); err != nil {
-		return badInput(err)
-	}
-	var base *cluster.Cluster
-	if f.config != "" {
-		c, err := loadServerConfig(f.config)
-		if err != nil {
-			return badInput(err)
-		}
-		base = c
-	}
-	st, err := foldLog(cmd.Context(), f.fromData)
-	if err != nil {
-		return err
-	}
-	h, err := sim.FromHistory(st, base, cluster.Policy(f.policy), f.tick)
-	if err != nil {
-		return badInput(err)
-	}
-	h.Prepared.PerEvent = f.cycle == "per-event"
-	s, rec, sum, err := sim.Replay(cmd.Context(), h.Prepared, plugins.NewInTreeRegistry(), nil)
-	if err != nil {
-		return err
-	}
-	policy := f.policy
-	if policy == "" {
-		policy = policyName(h.Prepared.Cluster)
-	}
-	res := fromDataResult{Workload: "the job history of " + f.fromData, Policy: policy, Hosts: len(h.Prepared.Cluster.Hosts),
-		TotalSlots: h.Prepared.TotalSlots, NeverRan: h.NeverRan, Unfinished: h.Unfinished, Recorded: h.Recorded, Simulated: sum}
-	if f.out != "" {
-		if err := writeSimOut(f.out, s, h.Workload, rec, res); err != nil {
-			return err
-		}
-	}
-	if f.asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	return writeFromData(cmd.OutOrStdout(), res)
-}
-
-// writeFromData prints the recorded and simulated metrics side by side.
-func writeFromData(w io.Writer, r fromDataResult) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "workload\t%s\n", r.Workload)
-	fmt.Fprintf(tw, "cluster\t%d hosts, %d slots\n", r.Hosts, r.TotalSlots)
-	fmt.Fprintf(tw, "left out\t%d never ran (killed while pending), %d unfinished\n", r.NeverRan, r.Unfinished)
-	fmt.Fprintf(tw, "\trecorded\tsimulated (%s)\n", r.Policy)
-	a, b := r.Recorded, r.Simulated
-	fmt.Fprintf(tw, "jobs completed\t%d\t%d\n", a.Jobs, b.Jobs)
-	if b.Rejected+b.Unfinished > 0 {
-		fmt.Fprintf(tw, "rejected / unfinished\t%d / %d\t%d / %d\n", a.Rejected, a.Unfinished, b.Rejected, b.Unfinished)
-	}
-	fmt.Fprintf(tw, "makespan\t%d s\t%d s\n", a.MakespanS, b.MakespanS)
-	fmt.Fprintf(tw, "utilization\t%.4f\t%.4f\n", a.Utilization, b.Utilization)
-	fmt.Fprintf(tw, "wait mean / median / p95\t%.1f / %.1f / %.1f s\t%.1f / %.1f / %.1f s\n", a.WaitMeanS, a.WaitMedianS, a.WaitP95S, b.WaitMeanS, b.WaitMedianS, b.WaitP95S)
-	fmt.Fprintf(tw, "response time mean\t%.1f s\t%.1f s\n", a.ResponseMeanS, b.ResponseMeanS)
-	fmt.Fprintf(tw, "bounded slowdown mean (τ=10 s)\t%.2f\t%.2f\n", a.BSLDMean, b.BSLDMean)
-	fmt.Fprintf(tw, "cycles\t%d\t%d\n", a.Cycles, b.Cycles)
-	return tw.Flush()
 }
