@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/client"
+	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/sim"
 )
 
@@ -64,17 +66,25 @@ func slurmTrace(tb testing.TB) []traceJob {
 // traceCompression divides every time of the Slurm workload.
 const traceCompression = 200
 
-// TestSlurmTrace (issue 13): the Slurm micro-cluster workload (500 jobs;
-// 10 nodes × 12 cores, as Slurm ran it) time-compressed 200 times — each
-// job submitted at its submit time / 200, sleeping its run time / 200,
-// with its time limit / 200 (rounded up) as its estimate, 12 tasks a host
-// at most as Slurm's --ntasks-per-node — runs on a live server with 10
-// agents under EASY. Its log then verifies with 0 differences, and `xce
-// sim --from-data` replays it with its own metrics within 1%.
-func TestSlurmTrace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays 500 jobs over about 2.5 minutes")
-	}
+// traceRun is one live run of the Slurm workload: its rig (the server
+// stopped), and for each job (by ID) the first forecast of its start
+// (Unix seconds) asked for right after its submit, when it was still
+// pending then.
+type traceRun struct {
+	r        *rig
+	forecast map[int64]*int64 // nil: the forecast said it never starts
+	ranFirst int              // jobs already running when their forecast was asked
+}
+
+// runSlurmTrace runs the Slurm micro-cluster workload (500 jobs; 10 nodes
+// × 12 cores, as Slurm ran it) time-compressed 200 times on a live server
+// with 10 agents under policy: each job submitted at its submit time /
+// 200, at most 12 tasks a host (Slurm's --ntasks-per-node), sleeping its
+// run time / 200 with its time limit / 200 (rounded up) as its estimate;
+// with exact, sleeping its run time / 200 rounded to whole seconds (at
+// least 1) with exactly that as its estimate. After each submit it asks
+// for the job's forecast (xce jobs --forecast, through the API).
+func runSlurmTrace(t *testing.T, policy string, exact bool) *traceRun {
 	jobs := slurmTrace(t)
 	var cfg strings.Builder
 	var hosts []string
@@ -83,28 +93,80 @@ func TestSlurmTrace(t *testing.T) {
 		hosts = append(hosts, fmt.Sprintf("h%d", i))
 		fmt.Fprintf(&cfg, "  - {name: h%d, slots: 12}\n", i)
 	}
-	cfg.WriteString("queues:\n  - {name: normal, policy: easy}\nserver:\n  allow_root_jobs: true\n")
-	r := newRig(t, cfg.String(), hosts...)
-
+	fmt.Fprintf(&cfg, "queues:\n  - {name: normal, policy: %s}\nserver:\n  allow_root_jobs: true\n", policy)
+	tr := &traceRun{r: newRig(t, cfg.String(), hosts...), forecast: map[int64]*int64{}}
+	r := tr.r
 	begin := time.Now()
 	for _, j := range jobs {
 		time.Sleep(time.Until(begin.Add(time.Duration(j.submit) * time.Second / traceCompression)))
+		run := float64(j.run) / traceCompression
+		est := (j.limit + traceCompression - 1) / traceCompression
+		if exact {
+			est = max(1, int64(math.Round(run)))
+			run = float64(est)
+		}
 		req := api.JobRequest{TasksMin: j.procs, TasksMax: j.procs, ResReq: fmt.Sprintf("span[ptile=%d]", min(j.procs, 12)),
-			Estimate: (j.limit + traceCompression - 1) / traceCompression, Cwd: r.work, Stdout: "/dev/null",
-			Command: []string{"sleep", strconv.FormatFloat(float64(j.run)/traceCompression, 'f', 3, 64)}}
-		if _, err := r.c.Submit(context.Background(), []api.JobRequest{req}); err != nil {
+			Estimate: est, Cwd: r.work, Stdout: "/dev/null", Command: []string{"sleep", strconv.FormatFloat(run, 'f', 3, 64)}}
+		rep, err := r.c.Submit(context.Background(), []api.JobRequest{req})
+		if err != nil {
 			t.Fatalf("job %d: %v", j.id, err)
 		}
+		js, err := r.c.JobsWith(context.Background(), client.JobsQuery{User: "all", IDs: rep.IDs, Forecast: true})
+		if err != nil || len(js) != 1 {
+			t.Fatalf("job %d: forecast: %v %+v", j.id, err, js)
+		}
+		if js[0].State != "PEND" {
+			tr.ranFirst++
+			continue
+		}
+		if !js[0].ForecastStart.Asked {
+			t.Fatalf("job %d: no forecast in %+v", j.id, js[0])
+		}
+		tr.forecast[js[0].ID] = js[0].ForecastStart.Start
 	}
-	r.await("every job ends", 5*time.Minute, func() bool { return r.unfinished() == 0 })
+	r.await("every job ends", 8*time.Minute, func() bool { return r.unfinished() == 0 })
 	t.Logf("500 jobs ended %v after the first submit", time.Since(begin).Round(time.Second))
 	r.stopServer()
 	if keep := os.Getenv("XCE_E2E_KEEP_DATA"); keep != "" {
 		// For a look at the log afterwards: XCE_E2E_KEEP_DATA=DIR.
-		if out, err := exec.Command("cp", "-r", r.data, keep).CombinedOutput(); err != nil {
+		if out, err := exec.Command("cp", "-r", r.data, keep+"-"+policy).CombinedOutput(); err != nil {
 			t.Errorf("keep the data directory: %v %s", err, out)
 		}
 	}
+	return tr
+}
+
+// accuracy returns how many of the forecast jobs started within max(2 s,
+// 5% of their wait) of their first forecast, of how many, from the log.
+func (tr *traceRun) accuracy(t *testing.T) (good, n int) {
+	st := tr.r.fold()
+	for id, f := range tr.forecast {
+		j := st.Job(id)
+		n++
+		if f == nil || j.StartTime == 0 {
+			continue
+		}
+		start, wait := j.StartTime/1e9, float64(j.StartTime-j.SubmitTime)/1e9
+		if math.Abs(float64(start-*f)) <= max(2, 0.05*wait) {
+			good++
+		}
+	}
+	return good, n
+}
+
+// TestSlurmTrace (issue 13): the Slurm workload under EASY with the
+// requested times as estimates (runSlurmTrace). Its log verifies with 0
+// differences, and `xce sim --from-data` replays it with its own metrics
+// within 1%. The forecasts' accuracy is reported (no target).
+func TestSlurmTrace(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("replays 500 jobs over about 3 minutes (.ci/run runs it without -race)")
+	}
+	tr := runSlurmTrace(t, "easy", false)
+	r, jobs := tr.r, slurmTrace(t)
+	good, n := tr.accuracy(t)
+	t.Logf("EASY, requested times: %d of %d forecasts (%.1f%%) within max(2 s, 5%% of the wait) of the actual start; %d jobs ran before their forecast was asked",
+		good, n, 100*float64(good)/float64(max(n, 1)), tr.ranFirst)
 
 	rep := r.verify(0, "sim", "verify", "--data", r.data, "--json")
 	if len(rep.Differences) != 0 || rep.Cycles == 0 {
@@ -138,4 +200,37 @@ func TestSlurmTrace(t *testing.T) {
 			t.Errorf("%s: simulated %.4f, recorded %.4f: more than 1%% apart", m.name, m.sim, m.rec)
 		}
 	}
+}
+
+// TestSlurmTraceConservative (issue 13): the Slurm workload under
+// conservative backfilling with exact estimates: at least 95% of the jobs
+// forecast while pending start within max(2 s, 5% of their wait) of their
+// first forecast; the log verifies with 0 differences.
+func TestSlurmTraceConservative(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("replays 500 jobs over about 3 minutes (.ci/run runs it without -race)")
+	}
+	tr := runSlurmTrace(t, "conservative", true)
+	good, n := tr.accuracy(t)
+	t.Logf("conservative, exact estimates: %d of %d forecasts (%.1f%%) within max(2 s, 5%% of the wait) of the actual start; %d jobs ran before their forecast was asked",
+		good, n, 100*float64(good)/float64(max(n, 1)), tr.ranFirst)
+	if n < 100 || float64(good) < 0.95*float64(n) {
+		t.Errorf("%d of %d forecasts accurate; want 95%% of 100 or more", good, n)
+	}
+	rep := tr.r.verify(0, "sim", "verify", "--data", tr.r.data, "--json")
+	if len(rep.Differences) != 0 || rep.Cycles == 0 {
+		t.Errorf("verify: %d cycles, differences %+v", rep.Cycles, rep.Differences)
+	}
+}
+
+// fold returns the state the server's log folds to (the server stopped).
+func (r *rig) fold() *state.State {
+	r.tb.Helper()
+	st := state.New()
+	for _, e := range r.events() {
+		if err := st.Apply(e); err != nil {
+			r.tb.Fatal(err)
+		}
+	}
+	return st
 }
