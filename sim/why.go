@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -124,7 +125,7 @@ func Suggest(ctx context.Context, c *cluster.Cluster, id cluster.JobID, now int6
 			}
 			if best != nil {
 				j, _ := withTerm(orig, func(t *resreq.Term) { t.Rusage[k].Value = lo })
-				add(j, best, fmt.Sprintf("-R %q", j.ResReq), fmt.Sprintf("%s=%g per task instead of %g", ru.Name, lo, ru.Value))
+				add(j, best, fmt.Sprintf("-R %q", j.ResReq), fmt.Sprintf("%s=%s per task instead of %s", ru.Name, num(lo), num(ru.Value)))
 			}
 		}
 	}
@@ -252,3 +253,5 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

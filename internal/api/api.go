@@ -77,6 +77,7 @@ func NewHandler(loop *server.Loop, log EventReader, admins []string) *Handler {
 	h.mux.HandleFunc("GET /v1/jobs", h.jobs)
 	h.mux.HandleFunc("POST /v1/jobs/{id}/kill", h.kill)
 	h.mux.HandleFunc("GET /v1/jobs/{id}/history", h.history)
+	h.mux.HandleFunc("GET /v1/jobs/{id}/why", h.why)
 	h.mux.HandleFunc("GET /v1/events", h.events)
 	h.mux.HandleFunc("GET /v1/hosts", h.hosts)
 	h.mux.HandleFunc("POST /v1/hosts/{name}/close", h.hostStatus(event.HostClosed))

@@ -76,6 +76,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newAgentCmd(),
 		newSubmitCmd(),
 		newJobsCmd(),
+		newWhyCmd(),
 		newKillCmd(),
 		newHostsCmd(),
 		newHistoryCmd(),

@@ -229,6 +229,14 @@ func (c *Client) Events(ctx context.Context, from uint64, limit int) (api.Events
 	return rep, err
 }
 
+// Why explains why job id pends: its reasons, forecast and the changes
+// that would let it start sooner (GET /v1/jobs/{id}/why).
+func (c *Client) Why(ctx context.Context, id int64) (api.WhyReply, error) {
+	var rep api.WhyReply
+	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+strconv.FormatInt(id, 10)+"/why", nil, &rep)
+	return rep, err
+}
+
 // Queues lists the queues.
 func (c *Client) Queues(ctx context.Context) ([]api.QueueInfo, error) {
 	var rep api.QueuesReply

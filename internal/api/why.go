@@ -1,0 +1,92 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/sim"
+)
+
+// WhyBudget bounds the search for a pending job's counterfactuals (GET
+// /v1/jobs/{id}/why): what was found by then is answered, marked Partial.
+const WhyBudget = 10 * time.Second
+
+// WhyReply is the answer to GET /v1/jobs/{id}/why: the job (with its
+// host reasons and, when pending, its forecast), the server's now (Unix
+// seconds), and for a pending job the changes to its request that would
+// let it start now or sooner, each checked by a simulation of the cluster
+// with the change (sim.Suggest). Partial: the search ran out of its
+// budget (WhyBudget).
+type WhyReply struct {
+	Job         JobInfo          `json:"job"`
+	Now         int64            `json:"now"`
+	Suggestions []sim.Suggestion `json:"suggestions"`
+	Partial     bool             `json:"partial,omitempty"`
+}
+
+func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+		return
+	}
+	c, _ := callerOf(r.Context())
+	private := h.Private && !h.admin(c)
+	rep := WhyReply{Now: time.Now().Unix(), Suggestions: []sim.Suggestion{}}
+	var snap *cluster.Cluster
+	found := false
+	h.loop.View(func(k *live.Core) {
+		j := k.State.Job(id)
+		if j == nil || private && j.User != c.User {
+			return
+		}
+		found = true
+		rep.Job = info(j)
+		rep.Job.HostReasons = k.HostReasons(id)
+		if j.State == state.Pend {
+			snap, err = k.Snapshot(rep.Now)
+		}
+	})
+	switch {
+	case !found:
+		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", id)})
+		return
+	case err != nil:
+		fail(w, &Error{Status: http.StatusInternalServerError, Msg: "snapshot: " + err.Error()})
+		return
+	case snap == nil:
+		reply(w, http.StatusOK, rep)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), WhyBudget)
+	defer cancel()
+	base, sugg, err := sim.Suggest(ctx, snap, cluster.JobID(id), rep.Now, plugins.NewInTreeRegistry())
+	if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+		rep.Partial, err = true, nil
+	}
+	if err != nil {
+		fail(w, &Error{Status: http.StatusInternalServerError, Msg: "why: " + err.Error()})
+		return
+	}
+	rep.Job.ForecastStart.Asked = true
+	if base != nil {
+		start := base.Start
+		rep.Job.ForecastStart.Start = &start
+		rep.Job.ForecastHosts = map[string]int{}
+		for _, hs := range base.Hosts {
+			rep.Job.ForecastHosts[snap.Hosts[hs.Host].Name] += hs.Slots
+		}
+	}
+	if sugg != nil {
+		rep.Suggestions = sugg
+	}
+	reply(w, http.StatusOK, rep)
+}
