@@ -118,54 +118,31 @@ func ReadSWF(path string, skipBad bool) (*Workload, ReadStats, error) {
 // wait, run and allocated processors -1 and gets status 5 (cancelled);
 // one still running at the end gets run time -1.
 func WriteSchedule(path string, s *runtime.Scheduler, w *Workload) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
 	byID := make(map[int64]*framework.Job, len(s.Jobs))
 	for _, j := range s.Jobs {
 		byID[int64(j.Spec.ID)] = j
 	}
-	bw := bufio.NewWriter(f)
-	sw := swf.NewWriter(bw)
-	h := w.Header
-	h.Comments = append([]string{"Simulated by xce: wait, run time and allocated processors are the simulation's."}, h.Comments...)
-	err = sw.WriteHeader(h)
+	out := &Workload{Header: w.Header, Jobs: make([]swf.Job, 0, len(w.Jobs))}
+	out.Header.Comments = append([]string{"Simulated by xce: wait, run time and allocated processors are the simulation's."}, w.Header.Comments...)
 	for _, rec := range w.Jobs {
-		if err != nil {
-			break
-		}
 		j, ok := byID[rec.ID]
 		if !ok {
 			continue // dropped by cleaning
 		}
-		out := rec
-		out.Wait, out.Run, out.AllocProcs = -1, -1, -1
+		rec.Wait, rec.Run, rec.AllocProcs = -1, -1, -1
 		switch j.State {
 		case framework.Done, framework.Running:
-			out.Wait = j.Start - j.Spec.Submit
-			out.AllocProcs = int64(j.Alloc.Slots())
+			rec.Wait = j.Start - j.Spec.Submit
+			rec.AllocProcs = int64(j.Alloc.Slots())
 			if j.State == framework.Done {
-				out.Run = j.End - j.Start
+				rec.Run = j.End - j.Start
 			}
 		default:
-			out.Status = 5
+			rec.Status = 5
 		}
-		err = sw.Write(out)
+		out.Jobs = append(out.Jobs, rec)
 	}
-	if err == nil {
-		err = sw.Flush()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return WriteWorkload(path, out)
 }
 
 // WriteWorkload writes w as an SWF file at path, header and records as
