@@ -8,6 +8,7 @@ import (
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/runtime"
+	"github.com/xce-sched/xce/internal/live"
 )
 
 // Forecast is when and where a pending job is predicted to start: Start
@@ -19,14 +20,15 @@ type Forecast struct {
 }
 
 // Forecasts simulates snapshot c (a cluster whose jobs are what runs and
-// what waits now, as live.Core.Snapshot makes it) forward with the plugins
-// of reg, on its own scheduler, until every pending job has started or
+// what waits now, as live.Core.Snapshot makes it, with the reservations
+// its conservative queues keep) forward with the plugins of reg, on its
+// own scheduler, until every pending job has started or
 // nothing is left to happen, and returns when and where each pending job
 // starts. A job absent from the answer never starts in the forecast (its
 // request cannot be met, or it waits behind a job of unknown length). The
 // simulation is Run's: each job runs for its Runtime, a job with none
 // never ends.
-func Forecasts(ctx context.Context, c *cluster.Cluster, reg framework.Registry) (map[cluster.JobID]Forecast, error) {
+func Forecasts(ctx context.Context, c *cluster.Cluster, reserved map[cluster.JobID]live.Reserved, reg framework.Registry) (map[cluster.JobID]Forecast, error) {
 	s, err := runtime.New(c, runtime.Options{Registry: reg})
 	if err != nil {
 		return nil, err
@@ -35,6 +37,9 @@ func Forecasts(ctx context.Context, c *cluster.Cluster, reg framework.Registry) 
 	for _, j := range s.Jobs {
 		if j.State == framework.Pending {
 			waiting++
+			if r, ok := reserved[j.Spec.ID]; ok {
+				s.RestoreReservation(j, r.Start, r.Alloc)
+			}
 		}
 	}
 	out := make(map[cluster.JobID]Forecast, waiting)

@@ -119,7 +119,7 @@ jobs:
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := sim.Forecasts(context.Background(), cl, plugins.NewInTreeRegistry())
+		got, err := sim.Forecasts(context.Background(), cl, nil, plugins.NewInTreeRegistry())
 		if err != nil {
 			t.Fatal(err)
 		}

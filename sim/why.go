@@ -9,6 +9,7 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -30,7 +31,7 @@ type Suggestion struct {
 }
 
 // Suggest looks for the smallest changes to pending job id of snapshot c
-// (live.Core.Snapshot, taken at now) that let it start now, or sooner
+// (live.Core.Snapshot, taken at now, with its kept reservations) that let it start now, or sooner
 // than it starts unchanged: fewer tasks (the largest count below its
 // minimum that starts now), less of a host resource per task in its
 // rusage (the largest amount that starts now), another open queue, one
@@ -42,7 +43,7 @@ type Suggestion struct {
 // requirement changes are tried on a requirement of one alternative and
 // one term only. ctx bounds the search: what was found when it ends is
 // returned with ctx's error.
-func Suggest(ctx context.Context, c *cluster.Cluster, id cluster.JobID, now int64, reg framework.Registry) (base *Forecast, out []Suggestion, err error) {
+func Suggest(ctx context.Context, c *cluster.Cluster, reserved map[cluster.JobID]live.Reserved, id cluster.JobID, now int64, reg framework.Registry) (base *Forecast, out []Suggestion, err error) {
 	i := slices.IndexFunc(c.Jobs, func(j cluster.Job) bool { return j.ID == id })
 	if i < 0 || len(c.Jobs[i].RunningOn) > 0 {
 		return nil, nil, fmt.Errorf("job %d is not pending in the snapshot", id)
@@ -52,7 +53,7 @@ func Suggest(ctx context.Context, c *cluster.Cluster, id cluster.JobID, now int6
 		cp := *c
 		cp.Jobs = slices.Clone(c.Jobs)
 		cp.Jobs[i] = j
-		fc, err := Forecasts(ctx, &cp, reg)
+		fc, err := Forecasts(ctx, &cp, reserved, reg)
 		if err != nil {
 			return nil, err
 		}

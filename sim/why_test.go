@@ -102,7 +102,7 @@ func TestSuggest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			base, got, err := sim.Suggest(context.Background(), cl, 2, 10, plugins.NewInTreeRegistry())
+			base, got, err := sim.Suggest(context.Background(), cl, nil, 2, 10, plugins.NewInTreeRegistry())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -121,6 +121,25 @@ func (s *Scheduler) Restore(spec *cluster.Job, alloc *cluster.JobAlloc, start in
 	return job, nil
 }
 
+// RestoreReservation gives pending job the reservation a scheduler
+// before this one kept for it (from the event log: a restart, a
+// reconfiguration, a forecast's copy): from start (seconds) for the job's
+// estimate, on alloc. It applies only to a job of a queue whose policy
+// keeps reservations (conservative) that has none yet; the next cycle
+// checks it as it checks any kept reservation after a change (one that no
+// longer fits, or whose start passed, is re-planned in its turn). It
+// reports whether the reservation was taken.
+func (s *Scheduler) RestoreReservation(job *framework.Job, start int64, alloc *cluster.JobAlloc) bool {
+	q := job.Spec.Queue
+	if job.State != framework.Pending || job.Reserved != nil || alloc == nil || len(alloc.Hosts) == 0 ||
+		int(q) >= len(s.keeps) || !s.keeps[q] {
+		return false
+	}
+	job.Reserved = &framework.Reservation{Start: start, End: satAdd(start, estimate(job)), Alloc: alloc}
+	s.unguarded = true
+	return true
+}
+
 // SetHostStatus changes host h's status: a closed or unavailable host
 // takes no new job (its running jobs are the caller's to end or keep, as
 // LSF does: a closed host's jobs run on). Pending jobs are looked at

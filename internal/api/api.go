@@ -384,11 +384,12 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 	rep := JobsReply{Jobs: []JobInfo{}}
 	var missing int64
 	var snap *cluster.Cluster
+	var reserved map[cluster.JobID]live.Reserved
 	var snapErr error
 	now := time.Now().Unix()
 	h.loop.View(func(k *live.Core) {
 		if forecast {
-			snap, snapErr = k.Snapshot(now)
+			snap, reserved, snapErr = k.Snapshot(now)
 		}
 		add := func(j *state.Job) {
 			ji := info(j)
@@ -417,7 +418,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if forecast {
-		if err := addForecasts(r.Context(), rep.Jobs, snap, snapErr); err != nil {
+		if err := addForecasts(r.Context(), rep.Jobs, snap, reserved, snapErr); err != nil {
 			fail(w, &Error{Status: http.StatusInternalServerError, Msg: "forecast: " + err.Error()})
 			return
 		}
@@ -428,14 +429,14 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 // addForecasts fills in the forecast of each pending job of jobs, from a
 // simulation of snap (outside the loop's lock: the live state is not
 // touched, nor held while the forecast runs).
-func addForecasts(ctx context.Context, jobs []JobInfo, snap *cluster.Cluster, snapErr error) error {
+func addForecasts(ctx context.Context, jobs []JobInfo, snap *cluster.Cluster, reserved map[cluster.JobID]live.Reserved, snapErr error) error {
 	if snapErr != nil {
 		return snapErr
 	}
 	if !slices.ContainsFunc(jobs, func(j JobInfo) bool { return j.State == string(state.Pend) }) {
 		return nil
 	}
-	fc, err := sim.Forecasts(ctx, snap, plugins.NewInTreeRegistry())
+	fc, err := sim.Forecasts(ctx, snap, reserved, plugins.NewInTreeRegistry())
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 	private := h.Private && !h.admin(c)
 	rep := WhyReply{Now: time.Now().Unix(), Suggestions: []sim.Suggestion{}}
 	var snap *cluster.Cluster
+	var reserved map[cluster.JobID]live.Reserved
 	found := false
 	h.loop.View(func(k *live.Core) {
 		j := k.State.Job(id)
@@ -52,7 +53,7 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 		rep.Job = info(j)
 		rep.Job.HostReasons = k.HostReasons(id)
 		if j.State == state.Pend {
-			snap, err = k.Snapshot(rep.Now)
+			snap, reserved, err = k.Snapshot(rep.Now)
 		}
 	})
 	switch {
@@ -68,7 +69,7 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), WhyBudget)
 	defer cancel()
-	base, sugg, err := sim.Suggest(ctx, snap, cluster.JobID(id), rep.Now, plugins.NewInTreeRegistry())
+	base, sugg, err := sim.Suggest(ctx, snap, reserved, cluster.JobID(id), rep.Now, plugins.NewInTreeRegistry())
 	if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
 		rep.Partial, err = true, nil
 	}

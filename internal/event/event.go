@@ -150,6 +150,8 @@ type Reservation struct {
 	Job   JobID       `json:"job"`
 	Start int64       `json:"start"`
 	Hosts []HostAlloc `json:"hosts"`
+	// Shared is what the job will hold of each shared resource.
+	Shared map[string]float64 `json:"shared,omitempty"`
 }
 
 // Started: an agent started attempt Attempt of a job on Host as process

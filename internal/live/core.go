@@ -43,9 +43,10 @@ type Core struct {
 // the log so far: pending jobs are submitted again, running ones restored
 // with exactly what their placement holds, and every host takes the
 // status the log gives it (unavail until its agent registered). reg
-// supplies the plugins. Kept reservations are not restored: a restart
-// plans them afresh. It fails when the log holds a job the configuration
-// cannot take (a queue, host or resource it no longer has).
+// supplies the plugins. The reservations conservative queues kept are
+// restored (Scheduler.RestoreReservation), and checked by the next cycle.
+// It fails when the log holds a job the configuration cannot take (a
+// queue, host or resource it no longer has).
 func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, error) {
 	cfg := *c
 	cfg.Jobs = nil
@@ -67,6 +68,13 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 			}
 			if k.jobs[j.Job], err = sched.Submit(spec); err != nil {
 				return nil, err
+			}
+			if r := j.Reserved; r != nil {
+				// A kept reservation goes on (checked by the next cycle);
+				// one on a host or resource that is gone is planned afresh.
+				if alloc, err := k.alloc(j.Job, r.Hosts, r.Shared); err == nil {
+					sched.RestoreReservation(k.jobs[j.Job], r.Start, alloc)
+				}
 			}
 		case state.Run:
 			spec, err := k.spec(&j.Submit, j.SubmitTime)
@@ -324,7 +332,7 @@ func (k *Core) Apply(e event.Event) error {
 	case event.ConfigReloaded:
 		// Nothing is lost or restarted: pending jobs are submitted again
 		// and running ones restored with what they hold, over the new
-		// configuration (kept reservations are planned afresh).
+		// configuration (kept reservations restored, then checked).
 		nk, err := k.reconfigured(e.Config.Text)
 		if err != nil {
 			return fmt.Errorf("the state took the configuration, the scheduler did not: %w", err)
@@ -365,8 +373,8 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 			}
 			c.Pending = append(c.Pending, event.Pending{Job: id, Reason: reason, Detail: detail})
 			if r := j.Reserved; r != nil {
-				hosts, _ := k.placement(r.Alloc)
-				c.Reserved = append(c.Reserved, event.Reservation{Job: id, Start: r.Start, Hosts: hosts})
+				hosts, shared := k.placement(r.Alloc)
+				c.Reserved = append(c.Reserved, event.Reservation{Job: id, Start: r.Start, Hosts: hosts, Shared: shared})
 			}
 		}
 	}

@@ -243,3 +243,46 @@ func TestReconfigure(t *testing.T) {
 		t.Error("a refused configuration changed the state")
 	}
 }
+
+// TestRestartKeepsReservations: a conservative queue's reservations are
+// kept across a restart (a new Core from the state). One host of 4
+// slots; job 1 (4 tasks, -W 100) starts at 10; job 2 (4 tasks, -W 50)
+// pends with a reservation at 110 on h1×4, job 3 (2 tasks, -W 50) at 160.
+// The new core's scheduler holds both before any cycle, and its first
+// cycle has nothing new to record.
+func TestRestartKeepsReservations(t *testing.T) {
+	c, err := cluster.Parse("config.yaml", []byte("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal, policy: conservative}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(c, state.New(), plugins.NewInTreeRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, k: k}
+	h.apply(event.Event{Type: event.HostRegistered, At: 1e9, Host: &event.Host{Name: "h1"}})
+	for i, est := range []int64{100, 50, 50} {
+		s := sub(event.JobID(i+1), []int{4, 4, 2}[i], "")
+		s.Estimate = est
+		h.apply(event.Event{Type: event.JobSubmitted, At: int64(10+i) * 1e9, Submit: s})
+		h.cycle(int64(10 + i))
+	}
+	for id, start := range map[event.JobID]int64{2: 110, 3: 160} {
+		if r := k.State.Job(id).Reserved; r == nil || r.Start != start {
+			t.Fatalf("job %d: reservation %+v in the state, want from %d", id, r, start)
+		}
+	}
+	k2, err := New(c, k.State, plugins.NewInTreeRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[event.JobID][2]int64{2: {110, 160}, 3: {160, 210}} {
+		r := k2.jobs[id].Reserved
+		if r == nil || r.Start != want[0] || r.End != want[1] || len(r.Alloc.Hosts) != 1 || r.Alloc.Hosts[0].Slots != k2.jobs[id].Spec.TasksMin {
+			t.Errorf("job %d after the restart: reservation %+v, want %v on h1", id, r, want)
+		}
+	}
+	if _, ok, err := k2.Cycle(context.Background(), 13e9); err != nil || ok {
+		t.Errorf("the first cycle after the restart: ok %v err %v, want nothing new", ok, err)
+	}
+}

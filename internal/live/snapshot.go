@@ -24,23 +24,34 @@ import (
 //
 // It fails only when a job's queue or host is not in the configuration
 // (which the server's checks rule out).
-func (k *Core) Snapshot(now int64) (*cluster.Cluster, error) {
-	c := *k.Cluster
+//
+// reserved holds the reservations the conservative queues keep for
+// pending jobs (the state's), for the forecast's scheduler to keep too
+// (sim.Forecasts).
+func (k *Core) Snapshot(now int64) (c *cluster.Cluster, reserved map[cluster.JobID]Reserved, err error) {
+	cp := *k.Cluster
+	c = &cp
 	c.Hosts = slices.Clone(k.Cluster.Hosts)
 	c.Queues = slices.Clone(k.Cluster.Queues)
 	c.Jobs = nil
+	reserved = map[cluster.JobID]Reserved{}
 	for _, j := range k.State.Jobs {
 		if j.State != state.Pend && j.State != state.Run {
 			continue
 		}
 		spec, err := k.spec(&j.Submit, j.SubmitTime)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		spec.Runtime = spec.Estimate
 		if j.State == state.Pend {
 			spec.Submit = now
 			c.Jobs = append(c.Jobs, *spec)
+			if r := j.Reserved; r != nil {
+				if alloc, err := k.alloc(j.Job, r.Hosts, r.Shared); err == nil {
+					reserved[spec.ID] = Reserved{Start: r.Start, Alloc: alloc}
+				}
+			}
 			continue
 		}
 		spec.Start = seconds(j.StartTime)
@@ -51,12 +62,18 @@ func (k *Core) Snapshot(now int64) (*cluster.Cluster, error) {
 		for _, a := range j.Hosts {
 			h, ok := c.HostByName(a.Host)
 			if !ok {
-				return nil, fmt.Errorf("job %d runs on host %q, which the configuration no longer has", j.Job, a.Host)
+				return nil, nil, fmt.Errorf("job %d runs on host %q, which the configuration no longer has", j.Job, a.Host)
 			}
 			spec.RunningOn = append(spec.RunningOn, cluster.HostSlots{Host: h, Slots: a.Slots})
 		}
 		slices.SortFunc(spec.RunningOn, func(a, b cluster.HostSlots) int { return int(a.Host) - int(b.Host) })
 		c.Jobs = append(c.Jobs, *spec)
 	}
-	return &c, nil
+	return c, reserved, nil
+}
+
+// Reserved is a kept reservation: from Start (seconds), on Alloc.
+type Reserved struct {
+	Start int64
+	Alloc *cluster.JobAlloc
 }
