@@ -335,4 +335,3 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	reply(w, http.StatusOK, rep)
 }
-

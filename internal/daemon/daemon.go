@@ -44,7 +44,7 @@ type Options struct {
 	Server     *cluster.Server
 	ConfigText string
 	// Version is the binary's version, recorded with the server's start.
-	Version string
+	Version    string
 	ConfigPath string
 	// DataDir holds the event log (events.db) and the socket (xce.sock);
 	// created 0755 when missing.
