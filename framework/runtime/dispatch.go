@@ -43,6 +43,10 @@ type dispatcher struct {
 	// queues not yet dispatched); unguarded: it placed a job over the
 	// reservations in the projection (a fallback that should not happen).
 	changed, unguarded bool
+	// vacated: a job of a queue that keeps reservations started before
+	// its reservation, or its reservation moved earlier: the window it
+	// held is free for the jobs re-planned before it in this cycle.
+	vacated bool
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -51,7 +55,7 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
 	clear(d.held)
-	d.held, d.verify, d.changed, d.unguarded = d.held[:0], false, false, false
+	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
 }
 
 // Now implements framework.Dispatcher.
@@ -98,6 +102,7 @@ func (d *dispatcher) Start(job *framework.Job, r framework.Reservation) error {
 func (d *dispatcher) started(job *framework.Job) {
 	d.changed = true
 	if job.Reserved != nil {
+		d.vacated = d.vacated || job.Reserved.Start > d.now && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)
 	}
 	job.Start = d.now
@@ -116,6 +121,7 @@ func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.setup()
 	d.changed = true
 	if job.Reserved != nil {
+		d.vacated = d.vacated || r.Start < job.Reserved.Start && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)
 	}
 	d.proj.reserve(r.Start, r.End, r.Alloc)

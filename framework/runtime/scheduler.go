@@ -329,6 +329,13 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		lo = hi
 	}
 	s.wake = -1
+	if d.vacated {
+		// Compression goes in priority order, each job re-planned with the
+		// others' reservations in place: a window a later job vacated is
+		// offered to the jobs before it by the next cycle, a second on.
+		s.offPlan = true
+		s.wake = satAdd(now, 1)
+	}
 	if len(d.held) > 0 || d.ready && d.proj.starts > 0 {
 		for _, j := range s.order {
 			if j.State == framework.Pending && j.Reserved != nil && s.keeps[j.Spec.Queue] && (s.wake < 0 || j.Reserved.Start < s.wake) {
