@@ -125,10 +125,12 @@ func (s *Scheduler) Restore(spec *cluster.Job, alloc *cluster.JobAlloc, start in
 // before this one kept for it (from the event log: a restart, a
 // reconfiguration, a forecast's copy): from start (seconds) for the job's
 // estimate, on alloc. It applies only to a job of a queue whose policy
-// keeps reservations (conservative) that has none yet; the next cycle
-// checks it as it checks any kept reservation after a change (one that no
-// longer fits, or whose start passed, is re-planned in its turn). It
-// reports whether the reservation was taken.
+// keeps reservations (conservative) that has none yet. The next cycle
+// treats it as a reservation the cycle before made: it stands unless a
+// job ended off its estimate since, and it is checked as any kept
+// reservation after a change (one that no longer fits, or whose start
+// passed, is re-planned in its turn). It reports whether the reservation
+// was taken.
 func (s *Scheduler) RestoreReservation(job *framework.Job, start int64, alloc *cluster.JobAlloc) bool {
 	q := job.Spec.Queue
 	if job.State != framework.Pending || job.Reserved != nil || alloc == nil || len(alloc.Hosts) == 0 ||
@@ -137,6 +139,11 @@ func (s *Scheduler) RestoreReservation(job *framework.Job, start int64, alloc *c
 	}
 	job.Reserved = &framework.Reservation{Start: start, End: satAdd(start, estimate(job)), Alloc: alloc}
 	s.unguarded = true
+	// As if the last cycle had made it: the next one keeps it unless
+	// something ended off plan since (Dispatcher.Unchanged), as the
+	// scheduler it comes from would have.
+	s.cycles = max(s.cycles, 1)
+	job.Cycle = s.cycles
 	return true
 }
 

@@ -113,7 +113,7 @@ type Options struct {
 // plugins from the registry. It fails when a plugin is missing or a queue
 // uses a policy this version does not implement.
 func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
-	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer}
+	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer, wake: -1}
 	if s.Committer == nil {
 		s.Committer = NewMemCommitter()
 	}

@@ -95,9 +95,18 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 
 func seconds(ns int64) int64 { return ns / 1_000_000_000 }
 
+// LiveSlack is what the live scheduler adds to every job's estimate, in
+// seconds. Its clock counts whole seconds (a cycle at 12.7 s runs at 12)
+// while jobs start and end at any instant: a job placed at 12.7 s that
+// runs exactly its estimate E ends after 12 + E, the end the scheduler
+// expects, and would count as overrunning it, which makes conservative
+// backfilling re-plan the reservations behind it every time. With one
+// second more, a job that keeps to its estimate ends by its expected end.
+const LiveSlack = 1
+
 // spec turns a submitted request into the scheduler's job; submitAt in
 // Unix nanoseconds. A job without -W takes its queue's default_runlimit
-// as its estimate.
+// as its estimate; either gets LiveSlack more.
 func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 	q, ok := k.Cluster.QueueByName(sub.Queue)
 	if !ok {
@@ -110,6 +119,9 @@ func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 	est := sub.Estimate
 	if est == 0 {
 		est = k.Cluster.Queues[q].DefaultRunLimit
+	}
+	if est > 0 {
+		est += LiveSlack
 	}
 	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
 		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est}, nil

@@ -246,8 +246,9 @@ func TestReconfigure(t *testing.T) {
 
 // TestRestartKeepsReservations: a conservative queue's reservations are
 // kept across a restart (a new Core from the state). One host of 4
-// slots; job 1 (4 tasks, -W 100) starts at 10; job 2 (4 tasks, -W 50)
-// pends with a reservation at 110 on h1×4, job 3 (2 tasks, -W 50) at 160.
+// slots; job 1 (4 tasks, -W 100, so 101 s with LiveSlack) starts at 10;
+// job 2 (4 tasks, -W 50: 51 s) pends with a reservation at 111 on h1×4,
+// job 3 (2 tasks, -W 50) at 162.
 // The new core's scheduler holds both before any cycle, and its first
 // cycle has nothing new to record.
 func TestRestartKeepsReservations(t *testing.T) {
@@ -267,7 +268,7 @@ func TestRestartKeepsReservations(t *testing.T) {
 		h.apply(event.Event{Type: event.JobSubmitted, At: int64(10+i) * 1e9, Submit: s})
 		h.cycle(int64(10 + i))
 	}
-	for id, start := range map[event.JobID]int64{2: 110, 3: 160} {
+	for id, start := range map[event.JobID]int64{2: 111, 3: 162} {
 		if r := k.State.Job(id).Reserved; r == nil || r.Start != start {
 			t.Fatalf("job %d: reservation %+v in the state, want from %d", id, r, start)
 		}
@@ -276,7 +277,7 @@ func TestRestartKeepsReservations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[event.JobID][2]int64{2: {110, 160}, 3: {160, 210}} {
+	for id, want := range map[event.JobID][2]int64{2: {111, 162}, 3: {162, 213}} {
 		r := k2.jobs[id].Reserved
 		if r == nil || r.Start != want[0] || r.End != want[1] || len(r.Alloc.Hosts) != 1 || r.Alloc.Hosts[0].Slots != k2.jobs[id].Spec.TasksMin {
 			t.Errorf("job %d after the restart: reservation %+v, want %v on h1", id, r, want)
