@@ -16,9 +16,10 @@ import (
 //
 //   - a running job holds exactly the slots it holds on each host
 //     (RunningOn), from its start, and runs for its estimate (-W, else its
-//     queue's default_runlimit); one that has run past its estimate, or
-//     has none, ends at now + 1 if its estimate is past, never if it has
-//     none (a job of unknown length holds its slots for good);
+//     queue's default_runlimit; the scheduler plans for LiveSlack more,
+//     as the server's does); one that has run past its estimate ends at
+//     now + 1, one with none never (a job of unknown length holds its
+//     slots for good);
 //   - a pending job is submitted at now (submit order kept by job ID) and
 //     runs for its estimate, never ending without one.
 //
@@ -43,7 +44,11 @@ func (k *Core) Snapshot(now int64) (c *cluster.Cluster, reserved map[cluster.Job
 		if err != nil {
 			return nil, nil, err
 		}
-		spec.Runtime = spec.Estimate
+		if spec.Estimate > 0 {
+			// It runs its estimate, the end the scheduler plans for is a
+			// second later (LiveSlack), as in the live server.
+			spec.Runtime = max(spec.Estimate-LiveSlack, 1)
+		}
 		if j.State == state.Pend {
 			spec.Submit = now
 			c.Jobs = append(c.Jobs, *spec)
@@ -56,7 +61,7 @@ func (k *Core) Snapshot(now int64) (c *cluster.Cluster, reserved map[cluster.Job
 		}
 		spec.Start = seconds(j.StartTime)
 		spec.Submit = min(spec.Submit, spec.Start)
-		if spec.Estimate > 0 && spec.Start+spec.Estimate <= now {
+		if spec.Runtime > 0 && spec.Start+spec.Runtime <= now {
 			spec.Runtime = now + 1 - spec.Start
 		}
 		for _, a := range j.Hosts {
