@@ -49,6 +49,7 @@ type Scheduler struct {
 	// fit.
 	unguarded bool
 	wake      int64 // NextWake
+	replanned bool  // Replanned
 
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
@@ -296,6 +297,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	d.reset(s, now)
 	d.incremental = s.cycles > 1
 	d.released, d.offPlan = s.released, s.offPlan
+	s.replanned = s.released || s.offPlan || s.unguarded
 	s.released, s.offPlan = false, false
 	s.holdReservations(d)
 	for lo := 0; lo < len(s.order); {
@@ -330,6 +332,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	}
 	s.wake = -1
 	if d.vacated {
+		s.replanned = true
 		// Compression goes in priority order, each job re-planned with the
 		// others' reservations in place: a window a later job vacated is
 		// offered to the jobs before it by the next cycle, a second on.
@@ -352,6 +355,14 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 // submitted or ends at that moment (a reservation's start need not be an
 // event once a job ahead of it moved or overran its estimate).
 func (s *Scheduler) NextWake() int64 { return s.wake }
+
+// Replanned reports whether the last cycle took in a change since the
+// cycle before (resources released, a job off its estimate, a host's
+// status, a restored reservation) or left one for the next (a vacated
+// window): a cycle that changes what the next one does, even when it
+// decided nothing new. A replay of the live log must run such a cycle
+// where the server did (live.Core.Cycle records it).
+func (s *Scheduler) Replanned() bool { return s.replanned }
 
 // holdReservations decides, at the start of a cycle, which jobs' decisions
 // stand (Dispatcher.Unchanged) and which reservations carry over: those of

@@ -359,7 +359,8 @@ func (k *Core) Apply(e event.Event) error {
 // the jobs started, each with its attempt and exactly what it holds, and
 // every pending job whose main reason, detail or reservation is not what
 // the state already says (with its reservation, if any). ok is false when
-// the cycle decided nothing new: there is then nothing to record. The
+// the cycle decided nothing new and took in no change since the last
+// (Scheduler.Replanned): there is then nothing to record. The
 // state takes the event by Commit once it is durable.
 func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, err error) {
 	considered, err := k.Sched.Cycle(ctx, seconds(now))
@@ -390,7 +391,9 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 			}
 		}
 	}
-	ok = len(c.Started)+len(c.Pending) > 0
+	// A cycle that took in a change is recorded even when it decided
+	// nothing new: the next cycle depends on it (Scheduler.Replanned).
+	ok = len(c.Started)+len(c.Pending) > 0 || k.Sched.Replanned()
 	return event.Event{At: now, Type: event.CycleDecided, Cycle: c}, ok, nil
 }
 
