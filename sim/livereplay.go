@@ -19,9 +19,9 @@ import (
 // last attempt really ran (from its placement to its end), ending where
 // the replay's own decisions started it. Between the recorded cycles, a
 // cycle also runs where the server's loop would have run one that the log
-// does not show: cycle_interval after a job's end, at a conservative
-// reservation's start, and every second while jobs wait, unless a
-// recorded cycle comes first. The scheduler counts whole seconds, as the
+// does not show: after a job's end (at most one per cycle_interval), at a
+// conservative reservation's start, and every second while jobs wait,
+// unless a recorded cycle comes within cycle_interval. The scheduler counts whole seconds, as the
 // server's does; the instants are the log's, in nanoseconds.
 //
 // Under the recorded policy and configuration the replay makes the
@@ -141,7 +141,7 @@ func (r *LiveReplay) until(ctx context.Context, t int64, before bool) error {
 		if err := r.rc.apply(e); err != nil {
 			return err
 		}
-		r.wantCycle(next.at + r.interval)
+		r.wantCycle(next.at)
 	}
 	return nil
 }
@@ -152,9 +152,11 @@ func (r *LiveReplay) recordedCycleWithin(t, d int64) bool {
 	return i < len(r.cycles) && r.cycles[i] <= t+d
 }
 
-// wantCycle asks for a cycle at t (the loop's cadence), once: it is
-// dropped when a recorded cycle comes within cycle_interval of it, and
-// put off to cycle_interval after the last cycle when that was sooner.
+// wantCycle asks for a cycle at t, the instant of a change, once, as the
+// server's loop runs one after any change: it is dropped when a recorded
+// cycle comes within cycle_interval of t (that was the loop's), and put
+// off to cycle_interval after the last cycle when that was sooner (the
+// loop coalesces).
 func (r *LiveReplay) wantCycle(t int64) {
 	if !r.queued[t] {
 		r.queued[t] = true
