@@ -40,7 +40,6 @@ type LiveReplay struct {
 	queued   map[int64]bool  // cycles in queue, by instant
 	last     int64           // the last cycle's instant, ns
 	logDone  bool            // Finish was called: no recorded event is left
-	now      int64           // the last instant replayed, ns
 }
 
 // NewLiveReplay prepares a replay of the log whose fold is recorded (the
@@ -74,7 +73,6 @@ func (r *LiveReplay) Add(ctx context.Context, e event.Event) error {
 	if err := r.until(ctx, e.At, true); err != nil {
 		return err
 	}
-	r.now = max(r.now, e.At)
 	switch {
 	case e.SkipOK && e.Check() != nil:
 		return nil
@@ -114,7 +112,6 @@ func (r *LiveReplay) until(ctx context.Context, t int64, before bool) error {
 			return nil
 		}
 		heap.Pop(&r.queue)
-		r.now = max(r.now, next.at)
 		if next.job == 0 {
 			delete(r.queued, next.at)
 			switch {
