@@ -32,9 +32,8 @@ type HistoryReply struct {
 }
 
 func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+	id, ok := pathJobID(w, r)
+	if !ok {
 		return
 	}
 	c, _ := callerOf(r.Context())

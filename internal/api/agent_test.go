@@ -3,24 +3,14 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,6 +20,7 @@ import (
 	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/internal/testtls"
 )
 
 // FuzzAgentRequest: the agent routes' body decoding (strict JSON, at most
@@ -218,7 +209,10 @@ func TestListenTCP(t *testing.T) {
 		t.Errorf("a certificate without a key: %v", err)
 	}
 	dir := t.TempDir()
-	certFile, keyFile, pool := selfSigned(t, dir)
+	certFile, keyFile, pool, err := testtls.SelfSigned(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	l, err := ListenTCP("127.0.0.1:0", certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -250,37 +244,4 @@ func TestListenTCP(t *testing.T) {
 			t.Errorf("plain HTTP to the TLS listener: %d %s; want crypto/tls's 400", resp.StatusCode, b)
 		}
 	}
-}
-
-// selfSigned writes a self-signed certificate for 127.0.0.1 and its key
-// in dir and returns their paths and a pool trusting the certificate.
-func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "xce test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	return certFile, keyFile, pool
 }

@@ -445,31 +445,39 @@ func addForecasts(ctx context.Context, jobs []JobInfo, snap *cluster.Cluster, re
 		if j.State != string(state.Pend) {
 			continue
 		}
-		j.ForecastStart.Asked = true
-		f, ok := fc[cluster.JobID(j.ID)]
-		if !ok {
-			continue
+		var f *sim.Forecast // nil: it never starts
+		if x, ok := fc[cluster.JobID(j.ID)]; ok {
+			f = &x
 		}
-		start := f.Start
-		j.ForecastStart.Start = &start
-		j.ForecastHosts = map[string]int{}
-		for _, h := range f.Hosts {
-			j.ForecastHosts[snap.Hosts[h.Host].Name] += h.Slots
-		}
+		j.setForecast(f, snap)
 	}
 	return nil
+}
+
+// setForecast gives j forecast f (nil: it never starts), whose hosts are
+// those of snap.
+func (j *JobInfo) setForecast(f *sim.Forecast, snap *cluster.Cluster) {
+	j.ForecastStart = Forecast{Asked: true}
+	if f == nil {
+		return
+	}
+	start := f.Start
+	j.ForecastStart.Start = &start
+	j.ForecastHosts = map[string]int{}
+	for _, h := range f.Hosts {
+		j.ForecastHosts[snap.Hosts[h.Host].Name] += h.Slots
+	}
 }
 
 func (h *Handler) admin(c Caller) bool { return c.UID == 0 || slices.Contains(h.admins, c.User) }
 
 func (h *Handler) kill(w http.ResponseWriter, r *http.Request) {
 	c, _ := callerOf(r.Context())
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+	id, ok := pathJobID(w, r)
+	if !ok {
 		return
 	}
-	_, err = h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
+	_, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
 		j := st.Job(id)
 		switch {
 		case j == nil:
@@ -521,4 +529,15 @@ func (h *Handler) hosts(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	reply(w, http.StatusOK, rep)
+}
+
+// pathJobID reads the job ID of a /v1/jobs/{id}/... route; a bad one is
+// answered 400 (ok false).
+func pathJobID(w http.ResponseWriter, r *http.Request) (id int64, ok bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+		return 0, false
+	}
+	return id, true
 }

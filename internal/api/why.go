@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/xce-sched/xce/cluster"
@@ -33,9 +32,8 @@ type WhyReply struct {
 }
 
 func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
+	id, ok := pathJobID(w, r)
+	if !ok {
 		return
 	}
 	c, _ := callerOf(r.Context())
@@ -43,6 +41,7 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 	rep := WhyReply{Now: time.Now().Unix(), Suggestions: []sim.Suggestion{}}
 	var snap *cluster.Cluster
 	var reserved map[cluster.JobID]live.Reserved
+	var err error
 	found := false
 	h.loop.View(func(k *live.Core) {
 		j := k.State.Job(id)
@@ -77,15 +76,7 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 		fail(w, &Error{Status: http.StatusInternalServerError, Msg: "why: " + err.Error()})
 		return
 	}
-	rep.Job.ForecastStart.Asked = true
-	if base != nil {
-		start := base.Start
-		rep.Job.ForecastStart.Start = &start
-		rep.Job.ForecastHosts = map[string]int{}
-		for _, hs := range base.Hosts {
-			rep.Job.ForecastHosts[snap.Hosts[hs.Host].Name] += hs.Slots
-		}
-	}
+	rep.Job.setForecast(base, snap)
 	if sugg != nil {
 		rep.Suggestions = sugg
 	}

@@ -3,16 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/testtls"
 )
 
 // TestRemoteAgents runs a server in this process and `xce agent`
@@ -166,22 +159,22 @@ func TestRemoteAgents(t *testing.T) {
 		t.Errorf("job 6: %+v; want EXIT, host lost", j)
 	}
 	j := r.running(j7)
-	if !reflect.DeepEqual(j.Hosts, map[string]int{"h1": 1}) || j.PID == p7.pid {
+	if !reflect.DeepEqual(j.Hosts, map[string]int{"h1": 1}) || j.PID == p7.PID {
 		t.Errorf("job 7 after h2 was lost: %+v; want it running again on h1", j)
 	}
 	p7b := r.record(j.PID)
-	if !p6.alive() || !p7.alive() {
-		t.Errorf("the killed agent's jobs (pids %d, %d) died with it; they are expected to outlive it", p6.pid, p7.pid)
+	if p6.Gone() || p7.Gone() {
+		t.Errorf("the killed agent's jobs (pids %d, %d) died with it; they are expected to outlive it", p6.PID, p7.PID)
 	}
 	a2 = r.startAgent("h2")
 	r.await("h2 ok again", waitShort, func() bool { return r.hosts()["h2"] == "ok" })
-	r.await("the first run's jobs killed", waitShort, func() bool { return !p6.alive() && !p7.alive() })
+	r.await("the first run's jobs killed", waitShort, func() bool { return p6.Gone() && p7.Gone() })
 	if !strings.Contains(a2.out.String(), "ended 2 jobs an earlier run of this agent left") {
 		t.Errorf("the restarted agent's log: %q", a2.out.String())
 	}
-	want7 := fmt.Sprintf("%d %d\n%d %d\n", p7.pid, firstA2, p7b.pid, a1.pid)
+	want7 := fmt.Sprintf("%d %d\n%d %d\n", p7.PID, firstA2, p7b.PID, a1.pid)
 	js := r.jobs()
-	if js[j6].State != "EXIT" || js[j6].EndReason != agent.ReasonHostLost || js[j7].State != "RUN" || js[j7].PID != p7b.pid {
+	if js[j6].State != "EXIT" || js[j6].EndReason != agent.ReasonHostLost || js[j7].State != "RUN" || js[j7].PID != p7b.PID {
 		t.Errorf("after the agent came back: job 6 %+v, job 7 %+v", js[j6], js[j7])
 	}
 	if err := r.c.Kill(ctx, j7); err != nil {
@@ -206,15 +199,15 @@ func TestRemoteAgents(t *testing.T) {
 	if j := r.ended(j8); j.State != "EXIT" || j.EndReason != agent.ReasonHostLost {
 		t.Errorf("job 8: %+v; want EXIT, host lost", j)
 	}
-	if !p8.alive() {
-		t.Errorf("job 8's process %d died while its agent was stopped", p8.pid)
+	if p8.Gone() {
+		t.Errorf("job 8's process %d died while its agent was stopped", p8.PID)
 	}
 	if err := syscall.Kill(a1.pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	resumed := time.Now()
 	r.await("h1 ok again", waitShort, func() bool { return r.hosts()["h1"] == "ok" })
-	r.await("job 8's process killed by its agent", waitShort, func() bool { return !p8.alive() })
+	r.await("job 8's process killed by its agent", waitShort, func() bool { return p8.Gone() })
 	t.Logf("the resumed agent killed the job the server had ended %v after SIGCONT", time.Since(resumed).Round(time.Millisecond))
 	if !strings.Contains(a1.out.String(), "registered as h1: 1 jobs running") {
 		t.Errorf("h1's agent did not register again with job 8: %q", a1.out.String())
@@ -234,13 +227,13 @@ func TestRemoteAgents(t *testing.T) {
 	if exitCode(a2.err) != 0 || r.hosts()["h2"] != "unavail" {
 		t.Errorf("h2's agent stopped: %v; h2 %s, want unavail at once", a2.err, r.hosts()["h2"])
 	}
-	if p9.alive() || p10.alive() {
-		t.Errorf("jobs 9 and 10 (pids %d, %d) outlived their agent's stop", p9.pid, p10.pid)
+	if !p9.Gone() || !p10.Gone() {
+		t.Errorf("jobs 9 and 10 (pids %d, %d) outlived their agent's stop", p9.PID, p10.PID)
 	}
 	if j := r.ended(j9); j.State != "EXIT" || j.ExitCode != 130 || j.Signal != "SIGINT" || j.EndReason != agent.ReasonAgentStopped {
 		t.Errorf("job 9: %+v; want EXIT 130 SIGINT, its agent stopped", j)
 	}
-	if j := r.running(j10); !reflect.DeepEqual(j.Hosts, map[string]int{"h1": 1}) || j.PID == p10.pid {
+	if j := r.running(j10); !reflect.DeepEqual(j.Hosts, map[string]int{"h1": 1}) || j.PID == p10.PID {
 		t.Errorf("job 10: %+v; want it running again on h1", j)
 	}
 	t.Logf("TestRemoteAgents took %v", time.Since(begin).Round(time.Millisecond))
@@ -332,41 +325,14 @@ func TestAgentTLS(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(errb.String(), "not a loopback address: TLS is required (--tls-cert and --tls-key)") {
 		t.Errorf("serve --listen 0.0.0.0:0: exit %d, %q", code, errb.String())
 	}
-	cert, key := selfSigned(t, dir)
+	cert, key, _, err := testtls.SelfSigned(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := newRig(t, cert, key)
 	r.startAgent("h1")
 	r.await("h1 ok over TLS", waitShort, func() bool { return r.hosts()["h1"] == "ok" })
 	if id := r.submit(1, "select[hname==h1]", "tls.out", false, "echo", "tls"); r.ended(id).State != "DONE" || r.read("tls.out") != "tls\n" {
 		t.Errorf("job over TLS: %+v, output %q", r.jobs()[id], r.read("tls.out"))
 	}
-}
-
-// selfSigned writes a self-signed certificate for 127.0.0.1 and its key
-// in dir and returns their paths.
-func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "xce test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }

@@ -13,9 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +24,7 @@ import (
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/client"
 	"github.com/xce-sched/xce/internal/daemon"
-	"github.com/xce-sched/xce/internal/launch"
+	"github.com/xce-sched/xce/internal/proctest"
 )
 
 // envMain makes this test binary run `xce` with its arguments instead of
@@ -62,10 +60,10 @@ type rig struct {
 	srv     *cluster.Server
 	cancel  context.CancelFunc
 	done    chan error
-	log     *syncBuffer
+	log     *proctest.Buffer
 	c       *client.Client
 	agents  map[string]*agentProc
-	leftPID []recordedPID // job processes that may outlive their agent
+	leftPID []proctest.Proc // job processes that may outlive their agent
 	// With TLS: the server's certificate and key, and the CA file the
 	// agents get.
 	cert, key, ca string
@@ -96,7 +94,7 @@ func newRig(t *testing.T, tls ...string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, dir: dir, data: filepath.Join(dir, "data"), addr: "127.0.0.1:0", cfg: c, srv: s, log: &syncBuffer{},
+	r := &rig{t: t, dir: dir, data: filepath.Join(dir, "data"), addr: "127.0.0.1:0", cfg: c, srv: s, log: &proctest.Buffer{},
 		agents: map[string]*agentProc{}}
 	if len(tls) == 2 {
 		r.cert, r.key, r.ca = tls[0], tls[1], tls[0]
@@ -151,7 +149,7 @@ func (r *rig) close() {
 	}
 	r.stopServer()
 	for _, p := range r.leftPID {
-		p.kill()
+		p.Kill(waitShort)
 	}
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	if r.t.Failed() || os.Getenv("XCE_TEST_LOGS") != "" {
@@ -166,7 +164,7 @@ func (r *rig) close() {
 type agentProc struct {
 	cmd  *exec.Cmd
 	pid  int
-	out  *syncBuffer
+	out  *proctest.Buffer
 	done chan error // its exit, once
 	err  error
 	over bool
@@ -181,7 +179,7 @@ func (r *rig) runAgent(args ...string) *agentProc {
 	}
 	cmd := exec.Command(os.Args[0], append(server, args...)...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
-	a := &agentProc{cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
+	a := &agentProc{cmd: cmd, out: &proctest.Buffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = a.out, a.out
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
@@ -315,68 +313,14 @@ func (r *rig) read(name string) string {
 
 // record records a job's process, so that the test kills it if it is
 // left.
-func (r *rig) record(pid int) recordedPID {
+func (r *rig) record(pid int) proctest.Proc {
 	r.t.Helper()
-	start, err := launch.ProcStart(pid)
+	p, err := proctest.Record(pid)
 	if err != nil {
 		r.t.Fatalf("pid %d: %v", pid, err)
 	}
-	p := recordedPID{pid, start}
 	r.leftPID = append(r.leftPID, p)
 	return p
-}
-
-// recordedPID is a job process with its start time.
-type recordedPID struct {
-	pid   int
-	start uint64
-}
-
-// alive reports whether the process is still the recorded one and not a
-// zombie (it reaps it when it is this process's zombie).
-func (p recordedPID) alive() bool {
-	var ws unix.WaitStatus
-	_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
-	st, err := launch.ProcStart(p.pid)
-	if err != nil || st != p.start {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
-// kill kills the recorded process if it is still alive, and reaps it.
-func (p recordedPID) kill() {
-	if p.alive() {
-		_ = unix.Kill(p.pid, unix.SIGKILL)
-	}
-	deadline := time.Now().Add(waitShort)
-	for p.alive() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// syncBuffer is a bytes.Buffer for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // agentCall sends one request of the agent protocol with token and

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xce-sched/xce/internal/proctest"
 )
 
 // TestServeDev runs `xce serve --dev` in this process and uses it as a
@@ -198,7 +200,7 @@ func TestReconfig(t *testing.T) {
 	t.Setenv("XCE_SERVER", filepath.Join(data, "xce.sock"))
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan int, 1)
-	var serveErr syncBuffer
+	var serveErr proctest.Buffer
 	go func() {
 		served <- Run(ctx, []string{"serve", "--config", config, "--data", data, "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, &serveErr)
 	}()

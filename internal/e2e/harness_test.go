@@ -23,6 +23,7 @@ import (
 
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/proctest"
 	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/internal/store"
 )
@@ -238,29 +239,11 @@ func (c client) await(t *testing.T, what string, d time.Duration, ok func([]api.
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // server is a running `xce serve --dev --data DATA`.
 type server struct {
 	data, socket string
 	p            *child
-	stderr       *syncBuffer
+	stderr       *proctest.Buffer
 }
 
 // startServer starts a dev server on data and waits (at most 15 s) until
@@ -287,7 +270,7 @@ func startServer(t *testing.T, data, dir string, env []string) *server {
 func spawnServer(t *testing.T, data, dir string, env []string) *server {
 	t.Helper()
 	cmd := exec.Command(xceBin, "serve", "--dev", "--data", data)
-	s := &server{data: data, socket: filepath.Join(data, "xce.sock"), stderr: &syncBuffer{}}
+	s := &server{data: data, socket: filepath.Join(data, "xce.sock"), stderr: &proctest.Buffer{}}
 	cmd.Env, cmd.Dir, cmd.Stderr = env, dir, s.stderr
 	p, err := spawn(cmd)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/xce-sched/xce/internal/agent"
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/proctest"
 	"github.com/xce-sched/xce/internal/submit"
 )
 
@@ -233,7 +234,7 @@ func TestMixedJobs(t *testing.T) {
 func (r *rig) killTest(id int64) {
 	t := r.tb
 	t.Helper()
-	var pids []recordedPID
+	var pids []proctest.Proc
 	r.await("the kill script's 4 pids", waitLong, func() bool {
 		b, _ := os.ReadFile(filepath.Join(r.work, "kill.pids"))
 		return strings.Count(string(b), "\n") == 4
@@ -248,8 +249,8 @@ func (r *rig) killTest(id int64) {
 	}
 	// Its agent reports its start (pid) after starting it.
 	r.await("the kill script's start reported", waitShort, func() bool { return r.jobs()[id].PID != 0 })
-	if j := r.jobs()[id]; j.State != "RUN" || j.PID != pids[0].pid {
-		t.Fatalf("the kill script: %+v; want RUN with pid %d", j, pids[0].pid)
+	if j := r.jobs()[id]; j.State != "RUN" || j.PID != pids[0].PID {
+		t.Fatalf("the kill script: %+v; want RUN with pid %d", j, pids[0].PID)
 	}
 	killed := time.Now()
 	if out := r.xce("", "kill", strconv.FormatInt(id, 10)); out != fmt.Sprintf("Job <%d> is being terminated\n", id) {
@@ -258,7 +259,7 @@ func (r *rig) killTest(id int64) {
 	var took, tookGroup time.Duration
 	r.await("the kill script's processes gone", killGrace+waitShort, func() bool {
 		for _, p := range pids {
-			if !p.gone() {
+			if !p.Gone() {
 				return false
 			}
 		}
@@ -269,7 +270,7 @@ func (r *rig) killTest(id int64) {
 	// it has seen the group empty: then the group is empty.
 	r.await("the kill script's process group empty", waitShort, func() bool {
 		tookGroup = time.Since(killed)
-		return unix.Kill(-pids[0].pid, 0) == unix.ESRCH
+		return unix.Kill(-pids[0].PID, 0) == unix.ESRCH
 	})
 	t.Logf("xce kill: the job's 4 processes (ignoring SIGINT and SIGTERM) dead %v after it, the process group empty after %v (kill_grace %v)",
 		took.Round(time.Millisecond), tookGroup.Round(time.Millisecond), killGrace)

@@ -25,7 +25,7 @@ import (
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/client"
 	"github.com/xce-sched/xce/internal/event"
-	"github.com/xce-sched/xce/internal/launch"
+	"github.com/xce-sched/xce/internal/proctest"
 	"github.com/xce-sched/xce/internal/store"
 )
 
@@ -108,7 +108,7 @@ type rig struct {
 	agents    map[string]*proc
 	order     []string // agent names, in start order
 	c         *client.Client
-	pids      []recordedPID // job processes that may outlive their agents
+	pids      []proctest.Proc // job processes that may outlive their agents
 	// When the test sent an agent SIGTERM, and when it had exited (Unix
 	// nanoseconds).
 	stopAt, stoppedAt int64
@@ -119,7 +119,7 @@ type rig struct {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *proctest.Buffer
 	done chan struct{} // closed once it has exited
 	err  error         // its Wait error, after done
 }
@@ -175,7 +175,7 @@ var servingRE = regexp.MustCompile(`^xce: serving on (\S+), agents on (\S+)$`)
 // "serving on" line.
 func (r *rig) startServer(cfg string) {
 	r.tb.Helper()
-	p := &proc{name: "server", out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: "server", out: &proctest.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(r.bin, "serve", "--config", cfg, "--data", r.data, "--listen", "127.0.0.1:0")
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	stderr, err := p.cmd.StderrPipe()
@@ -225,7 +225,7 @@ func (r *rig) startServer(cfg string) {
 // startAgent starts the agent of host name (directory DIR/agent-NAME).
 func (r *rig) startAgent(name string) *proc {
 	r.tb.Helper()
-	p := &proc{name: "agent " + name, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: "agent " + name, out: &proctest.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(r.bin, "agent", "--server", r.addr, "--name", name, "--token-file", filepath.Join(r.data, "agent.token"),
 		"--dir", filepath.Join(r.agentBase, "agent-"+name))
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
@@ -286,7 +286,7 @@ func (r *rig) close() {
 		r.server.stop(r.tb, waitShort)
 	}
 	for _, p := range r.pids {
-		p.kill()
+		p.Kill(waitShort)
 	}
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	r.logs()
@@ -466,68 +466,12 @@ func (r *rig) events() []event.Event {
 
 // record records a job's process (its pid and start time), so that the
 // rig kills it at the end if it is still there.
-func (r *rig) record(pid int) recordedPID {
+func (r *rig) record(pid int) proctest.Proc {
 	r.tb.Helper()
-	start, err := launch.ProcStart(pid)
+	p, err := proctest.Record(pid)
 	if err != nil {
 		r.tb.Fatalf("pid %d: %v", pid, err)
 	}
-	p := recordedPID{pid, start}
 	r.pids = append(r.pids, p)
 	return p
-}
-
-// recordedPID is a job's process with its start time.
-type recordedPID struct {
-	pid   int
-	start uint64
-}
-
-// gone reaps the process if it is the test's zombie (an orphan of a job
-// comes to the test, a subreaper), then reports whether it is gone:
-// kill(pid, 0) fails with ESRCH, or the pid is another process now, or
-// a zombie of another parent.
-func (p recordedPID) gone() bool {
-	var ws unix.WaitStatus
-	_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
-	if err := unix.Kill(p.pid, 0); errors.Is(err, unix.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	st, err := launch.ProcStart(p.pid)
-	return err != nil || st != p.start || len(f) == 0 || f[0] == "Z" || f[0] == "X"
-}
-
-// kill kills the recorded process if it is still there, and reaps it.
-func (p recordedPID) kill() {
-	if !p.gone() {
-		_ = unix.Kill(p.pid, unix.SIGKILL)
-	}
-	deadline := time.Now().Add(waitShort)
-	for !p.gone() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// syncBuffer is a bytes.Buffer for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
