@@ -29,7 +29,7 @@ type Forecast struct {
 // simulation is Run's: each job runs for its Runtime, a job with none
 // never ends.
 func Forecasts(ctx context.Context, c *cluster.Cluster, reserved map[cluster.JobID]live.Reserved, reg framework.Registry) (map[cluster.JobID]Forecast, error) {
-	s, err := runtime.New(c, runtime.Options{Registry: reg})
+	s, err := runtime.New(c, runtime.Options{Registry: reg, EndSlack: live.LiveSlack})
 	if err != nil {
 		return nil, err
 	}

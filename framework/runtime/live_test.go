@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -205,5 +206,60 @@ func TestLiveRestore(t *testing.T) {
 		if got := state(c, tc.j); got != tc.want {
 			t.Errorf("job %d: %s, want %s", tc.j.Spec.ID, got, tc.want)
 		}
+	}
+}
+
+// TestEndSlack, worked by hand on one host of 4 slots under conservative
+// backfilling: job 1 (4 slots, estimated 10 s) starts at 0, job 2 (4
+// slots, 5 s) is reserved at 10, job 3 (2 slots, 3 s) at 15. Job 1 ends
+// at end, then job 4 (1 slot, 1 s) is submitted and a cycle runs. A job
+// that ends no more than Options.EndSlack seconds early ends on plan: the
+// reservations stand (job 2 starts at 10, not now) and job 4 backfills
+// into the second left free; one that ends earlier is compressed into.
+func TestEndSlack(t *testing.T) {
+	for _, tc := range []struct {
+		slack, end       int64
+		job2, job3, job4 string
+	}{
+		// No slack: a second early compresses; job 4 waits behind job 3
+		// (2 slots at 14-17, 2 left for it).
+		{0, 9, "RUN@9 h*4", "PEND NotEnoughSlots reserved@14 h*2", "PEND NotEnoughSlots reserved@14 h*1"},
+		// A second of slack: on plan; job 4 runs 9-10 on the free slots.
+		{1, 9, "PEND NotEnoughSlots reserved@10 h*4", "PEND NotEnoughSlots reserved@15 h*2", "RUN@9 h*1"},
+		// Two seconds early is beyond it: compression as without slack.
+		{1, 8, "RUN@8 h*4", "PEND NotEnoughSlots reserved@13 h*2", "PEND NotEnoughSlots reserved@13 h*1"},
+		// At its estimated end: job 2 starts as reserved.
+		{1, 10, "RUN@10 h*4", "PEND NotEnoughSlots reserved@15 h*2", "PEND NotEnoughSlots reserved@15 h*1"},
+	} {
+		t.Run(fmt.Sprintf("slack%d-end%d", tc.slack, tc.end), func(t *testing.T) {
+			c := ct.Build(ct.Spec{Hosts: []ct.Host{{Name: "h", Slots: 4, Mem: -1}}, Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative, Picker: "priority"}}})
+			s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry(), EndSlack: tc.slack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j1, _ := s.Submit(spec(t, 1, 0, 4, "", 10))
+			cycle(t, s, 0)
+			j2, _ := s.Submit(spec(t, 2, 1, 4, "", 5))
+			cycle(t, s, 1)
+			j3, _ := s.Submit(spec(t, 3, 2, 2, "", 3))
+			cycle(t, s, 2)
+			if got, want := state(c, j3), "PEND NotEnoughSlots reserved@15 h*2"; got != want {
+				t.Fatalf("job 3 before: %s, want %s", got, want)
+			}
+			s.Finish(j1, tc.end)
+			j4, _ := s.Submit(spec(t, 4, tc.end, 1, "", 1))
+			cycle(t, s, tc.end)
+			for _, g := range []struct {
+				j    *framework.Job
+				want string
+			}{{j2, tc.job2}, {j3, tc.job3}, {j4, tc.job4}} {
+				if got := state(c, g.j); got != g.want {
+					t.Errorf("job %d: %s, want %s", g.j.Spec.ID, got, g.want)
+				}
+			}
+		})
+	}
+	if _, err := runtime.New(&cluster.Cluster{}, runtime.Options{Registry: plugins.NewInTreeRegistry(), EndSlack: -1}); err == nil {
+		t.Error("a negative end slack was taken")
 	}
 }

@@ -50,6 +50,7 @@ type Scheduler struct {
 	unguarded bool
 	wake      int64 // NextWake
 	replanned bool  // Replanned
+	endSlack  int64 // Options.EndSlack
 
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
@@ -106,6 +107,15 @@ type Options struct {
 	Preparers []framework.Preparer
 	// NoUnsatCache turns the runner's unsatisfiable cache off.
 	NoUnsatCache bool
+	// EndSlack, in seconds (0 or more), is how much earlier than its
+	// estimated end (start + estimate) a job may end and still count as
+	// ending on plan: the kept reservations of conservative backfilling
+	// stand (no compression), the released resources take new work as
+	// usual. The live scheduler plans for a second more than each job's
+	// estimate (live.LiveSlack), so a job that keeps to its estimate ends
+	// in the second before the end planned for it, and sets EndSlack to
+	// that second; a simulation on a clock of its own leaves it 0.
+	EndSlack int64
 }
 
 // New builds a scheduler for cluster c: it compiles every job's request
@@ -114,7 +124,10 @@ type Options struct {
 // plugins from the registry. It fails when a plugin is missing or a queue
 // uses a policy this version does not implement.
 func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
-	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer, wake: -1}
+	if opts.EndSlack < 0 {
+		return nil, fmt.Errorf("end slack %d s: must not be negative", opts.EndSlack)
+	}
+	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer, wake: -1, endSlack: opts.EndSlack}
 	if s.Committer == nil {
 		s.Committer = NewMemCommitter()
 	}
@@ -480,8 +493,9 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 	s.runner.Release(job)
 	s.removeRunning()
 	s.released = true
-	if now != satAdd(job.Start, estimate(job)) {
-		// Not where projections expected it: early, or after an overrun.
+	if end := satAdd(job.Start, estimate(job)); now > end || now < end-s.endSlack {
+		// Not where projections expected it: early (by more than the end
+		// slack), or after an overrun.
 		s.offPlan = true
 	}
 	job.End = now

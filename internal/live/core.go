@@ -51,7 +51,7 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 	cfg := *c
 	cfg.Jobs = nil
 	cfg.Hosts = slices.Clone(c.Hosts) // their statuses are the core's
-	sched, err := runtime.New(&cfg, runtime.Options{Registry: reg})
+	sched, err := runtime.New(&cfg, runtime.Options{Registry: reg, EndSlack: LiveSlack})
 	if err != nil {
 		return nil, err
 	}
