@@ -7,7 +7,6 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
-	"github.com/xce-sched/xce/framework/plugins/seqjob"
 )
 
 // dispatcher implements framework.Dispatcher for one cycle of a Scheduler.
@@ -61,11 +60,16 @@ func (d *dispatcher) reset(s *Scheduler, now int64) {
 // Now implements framework.Dispatcher.
 func (d *dispatcher) Now() int64 { return d.now }
 
+// allocator returns the profile's allocator for job: the first that takes
+// it (framework.JobFilter), else the last.
 func (d *dispatcher) allocator(job *framework.Job) framework.Allocator {
-	if seqjob.Handles(job) {
-		return d.s.seq
+	a := d.s.allocators
+	for i, f := range d.s.filters[:len(a)-1] {
+		if f == nil || f.Handles(job) {
+			return a[i]
+		}
 	}
-	return d.s.par
+	return a[len(a)-1]
 }
 
 // Allocate implements framework.Dispatcher. Once the cycle holds

@@ -9,9 +9,6 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
-	"github.com/xce-sched/xce/framework/plugins/limit"
-	"github.com/xce-sched/xce/framework/plugins/parjob"
-	"github.com/xce-sched/xce/framework/plugins/seqjob"
 )
 
 // Scheduler owns a cluster's state and jobs and runs scheduling cycles:
@@ -22,16 +19,14 @@ type Scheduler struct {
 	State     *cluster.State
 	Jobs      []*framework.Job // in the cluster's job order
 	Committer framework.Committer
-	// Limits is the limit plugin, nil when the cluster has no limits.
-	Limits *limit.Plugin
 
-	runner    *Runner
-	seq       framework.Allocator
-	par       framework.Allocator
-	pickers   []framework.Picker   // per queue
-	observers []framework.Observer // pickers that follow job starts and ends
-	policies  []framework.Policy   // per queue
-	disp      dispatcher           // the cycles' dispatcher, reused
+	runner     *Runner
+	allocators []framework.Allocator // the profile's, in order
+	filters    []framework.JobFilter // of each allocator, nil: it takes every job
+	pickers    []framework.Picker    // per queue
+	observers  []framework.Observer  // pickers that follow job starts and ends
+	policies   []framework.Policy    // per queue
+	disp       dispatcher            // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
@@ -97,13 +92,15 @@ func (s *Scheduler) Compile(spec *cluster.Job) (*framework.Request, error) {
 
 // Options configures a Scheduler.
 type Options struct {
-	// Registry supplies the plugins by name: "seqjob", "parjob", each
-	// queue's policy and picker, and "limit" when the cluster has limits.
+	// Registry supplies the plugins the profile names.
 	Registry framework.Registry
+	// Profile names the allocators, preparers, and each queue's picker and
+	// policy; nil means the configuration's (framework.ProfileFor).
+	Profile *framework.Profile
 	// Committer persists allocations; nil means a new MemCommitter.
 	Committer framework.Committer
 	// Preparers run in every prepare fan-out, in order, after the
-	// registry's "limit" plugin (built when the cluster has limits).
+	// profile's.
 	Preparers []framework.Preparer
 	// NoUnsatCache turns the runner's unsatisfiable cache off.
 	NoUnsatCache bool
@@ -131,55 +128,50 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	if s.Committer == nil {
 		s.Committer = NewMemCommitter()
 	}
+	prof := framework.ProfileFor(c)
+	if opts.Profile != nil {
+		prof = *opts.Profile
+	}
+	if err := prof.Validate(c); err != nil {
+		return nil, err
+	}
 	h := framework.Handle{Cluster: c, State: s.State, Queue: -1}
-	var err error
-	if s.seq, err = newAllocator(opts.Registry, seqjob.Name, h); err != nil {
-		return nil, err
-	}
-	if s.par, err = newAllocator(opts.Registry, parjob.Name, h); err != nil {
-		return nil, err
-	}
-	var preparers []framework.Preparer
-	if len(c.Limits) > 0 {
-		p, err := opts.Registry.New(limit.Name, h)
+	for _, name := range prof.Allocators {
+		a, err := newPlugin[framework.Allocator](opts.Registry, name, h, "an allocator")
 		if err != nil {
 			return nil, err
 		}
-		lp, ok := p.(framework.Preparer)
-		if !ok {
-			return nil, fmt.Errorf("plugin %s is not a preparer", limit.Name)
+		f, _ := a.(framework.JobFilter)
+		s.allocators, s.filters = append(s.allocators, a), append(s.filters, f)
+	}
+	var preparers []framework.Preparer
+	for _, name := range prof.Preparers {
+		p, err := newPlugin[framework.Preparer](opts.Registry, name, h, "a preparer")
+		if err != nil {
+			return nil, err
 		}
-		preparers = append(preparers, lp)
-		s.Limits, _ = p.(*limit.Plugin)
+		preparers = append(preparers, p)
 	}
 	preparers = append(preparers, opts.Preparers...)
 	for qi, q := range c.Queues {
-		pp, err := opts.Registry.New(string(cmp.Or(q.Policy, cluster.PolicyFirstFit)), h)
+		qp := prof.Queues[qi]
+		policy, err := newPlugin[framework.Policy](opts.Registry, qp.Policy, h, "a policy")
 		if err != nil {
 			return nil, fmt.Errorf("queue %s: policy: %w", q.Name, err)
-		}
-		policy, ok := pp.(framework.Policy)
-		if !ok {
-			return nil, fmt.Errorf("queue %s: plugin %s is not a policy", q.Name, q.Policy)
 		}
 		s.policies = append(s.policies, policy)
 		_, keeps := policy.(framework.KeepsReservations)
 		s.keeps = append(s.keeps, keeps)
-		name := cmp.Or(q.Picker, "priority")
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
-		p, err := opts.Registry.New(name, qh)
+		picker, err := newPlugin[framework.Picker](opts.Registry, qp.Picker, qh, "a picker")
 		if err != nil {
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
 		}
-		picker, ok := p.(framework.Picker)
-		if !ok {
-			return nil, fmt.Errorf("queue %s: plugin %s is not a picker", q.Name, name)
-		}
 		s.pickers = append(s.pickers, picker)
-		_, stable := p.(framework.StableOrder)
+		_, stable := picker.(framework.StableOrder)
 		s.stable = append(s.stable, stable)
-		if o, ok := p.(framework.Observer); ok && !slices.Contains(s.observers, o) {
+		if o, ok := picker.(framework.Observer); ok && !slices.Contains(s.observers, o) {
 			s.observers = append(s.observers, o)
 		}
 	}
@@ -241,17 +233,22 @@ func chargeLimits(job *framework.Job, preparers []framework.Preparer) {
 	}
 }
 
-func newAllocator(reg framework.Registry, name string, h framework.Handle) (framework.Allocator, error) {
+func newPlugin[T any](reg framework.Registry, name string, h framework.Handle, what string) (T, error) {
+	var zero T
 	p, err := reg.New(name, h)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	a, ok := p.(framework.Allocator)
+	t, ok := p.(T)
 	if !ok {
-		return nil, fmt.Errorf("plugin %s is not an allocator", name)
+		return zero, fmt.Errorf("plugin %s is not %s", name, what)
 	}
-	return a, nil
+	return t, nil
 }
+
+// Preparers returns the preparers of every prepare fan-out, in order: the
+// profile's, then Options.Preparers. The slice is the scheduler's.
+func (s *Scheduler) Preparers() []framework.Preparer { return s.preparers }
 
 // Runner returns the scheduler's runner.
 func (s *Scheduler) Runner() *Runner { return s.runner }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/runtime"
 )
 
@@ -43,7 +44,8 @@ func consumers(c cluster.Consumers) string {
 // used. None when the cluster has no limit.
 func Rows(s *runtime.Scheduler) []Row {
 	c := s.Cluster
-	if s.Limits == nil {
+	lp := limitPlugin(s)
+	if lp == nil {
 		return nil
 	}
 	seen := make([]bool, len(c.Limits))
@@ -51,9 +53,9 @@ func Rows(s *runtime.Scheduler) []Row {
 	row := func(l int) Row {
 		lim := &c.Limits[l]
 		return Row{Name: lim.Name, Users: consumers(lim.Users), Queues: consumers(lim.Queues),
-			Hosts: consumers(lim.Hosts), Projects: consumers(lim.Projects), Resources: s.Limits.Resources(l)}
+			Hosts: consumers(lim.Hosts), Projects: consumers(lim.Projects), Resources: lp.Resources(l)}
 	}
-	for _, in := range s.Limits.Instances() {
+	for _, in := range lp.Instances() {
 		seen[in.Limit] = true
 		r := row(in.Limit)
 		r.Users = cmp.Or(in.User, r.Users)
@@ -92,4 +94,15 @@ func maxes(l *cluster.Limit) []float64 {
 		m = append(m, r.Max)
 	}
 	return m
+}
+
+// limitPlugin returns the limit preparer s runs, nil when it runs none
+// (the cluster has no limits).
+func limitPlugin(s *runtime.Scheduler) *limit.Plugin {
+	for _, p := range s.Preparers() {
+		if lp, ok := p.(*limit.Plugin); ok {
+			return lp
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/runtime"
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
@@ -259,7 +260,7 @@ func TestSlack(t *testing.T) {
 	view := &framework.View{Cluster: s.Cluster, State: s.State}
 	want := []bool{true, false, true, false, false, true}
 	for i, j := range s.Jobs[1:] {
-		if got := s.Limits.Slack(j, view); got != want[i] {
+		if got := limitOf(t, s).Slack(j, view); got != want[i] {
 			t.Errorf("job %d: Slack = %v, want %v", j.Spec.ID, got, want[i])
 		}
 	}
@@ -327,13 +328,25 @@ func TestBoundsName(t *testing.T) {
 		return s.Cluster.Limits[by].Name
 	}
 	for h, want := range []bound{{2, "a3"}, {1, "h2_only"}} {
-		n, by := s.Limits.HostBound(j, alt, term, cluster.HostID(h), view)
+		n, by := limitOf(t, s).HostBound(j, alt, term, cluster.HostID(h), view)
 		if got := (bound{n, name(by)}); got != want {
 			t.Errorf("HostBound(h%d) = %v, want %v", h+1, got, want)
 		}
 	}
-	total, perHost, by := s.Limits.JobBound(j, alt, term, view)
+	total, perHost, by := limitOf(t, s).JobBound(j, alt, term, view)
 	if total != 4 || perHost != 3 || name(by) != "user5" {
 		t.Errorf("JobBound = %d, %d, %s; want 4, 3, user5", total, perHost, name(by))
 	}
+}
+
+// limitOf returns the limit preparer s runs; it fails t when there is none.
+func limitOf(t *testing.T, s *runtime.Scheduler) *limit.Plugin {
+	t.Helper()
+	for _, p := range s.Preparers() {
+		if lp, ok := p.(*limit.Plugin); ok {
+			return lp
+		}
+	}
+	t.Fatal("the scheduler runs no limit preparer")
+	return nil
 }

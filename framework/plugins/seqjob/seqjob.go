@@ -14,7 +14,10 @@ type Plugin struct {
 	it iterator
 }
 
-var _ framework.Allocator = (*Plugin)(nil)
+var (
+	_ framework.Allocator = (*Plugin)(nil)
+	_ framework.JobFilter = (*Plugin)(nil)
+)
 
 // New returns a seqjob allocator.
 func New() *Plugin {
@@ -31,6 +34,9 @@ func (*Plugin) Name() string { return Name }
 func Handles(job *framework.Job) bool {
 	return job.Spec.TasksMax <= 1 && (job.Req == nil || len(job.Req.Alts) == 1 && len(job.Req.Alts[0].Terms) == 1)
 }
+
+// Handles implements framework.JobFilter: the package's Handles.
+func (*Plugin) Handles(job *framework.Job) bool { return Handles(job) }
 
 // Plans implements framework.Allocator: exactly one plan, one bucket of one
 // slot of the job's only term.
