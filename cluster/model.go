@@ -174,6 +174,15 @@ type Job struct {
 	RunningOn []HostSlots
 	// Start is the time the job started, in seconds, for a running job.
 	Start int64
+	// Array is the ID of the job array the job is an element of (LSF's
+	// bsub -J "name[1-10]%2", Slurm's --array), 0 when it is none: an
+	// array's elements take consecutive job IDs, the first of which is
+	// the array's. ArrayIndex is the element's index; ArrayLimit the
+	// most elements of its array that may run at once (the %cap; 0: no
+	// cap).
+	Array      JobID
+	ArrayIndex int64
+	ArrayLimit int
 }
 
 // MaxTime is the largest time, in seconds, a job or a simulation of jobs

@@ -52,4 +52,7 @@ type Job struct {
 	// Start and End are in seconds (virtual time in the simulator); End is
 	// set once the job is Done.
 	Start, End int64
+	// Gated: a gate of the scheduler's profile applies to the job
+	// (Gate.Applies), which it asks in every cycle the job pends.
+	Gated bool
 }

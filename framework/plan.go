@@ -156,8 +156,9 @@ type Picker interface {
 	Order(now int64, jobs []*Job)
 }
 
-// Observer is an optional Picker capability: it is told when jobs start
-// and finish (fairshare accounts usage with it). Jobs already running when
+// Observer is an optional Picker and Gate capability: it is told when jobs
+// start and finish (fairshare accounts usage with it, the array gate
+// counts running elements). Jobs already running when
 // the scheduler is built are reported as started at their start time.
 type Observer interface {
 	JobStarted(job *Job, now int64)

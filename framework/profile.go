@@ -19,6 +19,8 @@ type Profile struct {
 	// Preparers run in every prepare fan-out, in order (a limit's
 	// counters, for instance).
 	Preparers []string
+	// Gates hold jobs back from a cycle (Gate), asked in order.
+	Gates []string
 	// Queues has one entry per queue of the cluster, in its order.
 	Queues []QueueProfile
 }
@@ -38,14 +40,16 @@ const (
 	DefaultParAllocator = "parjob"   // every other job
 	DefaultPicker       = "priority" // a queue that names no picker
 	DefaultLimits       = "limit"    // the preparer of a cluster with limits
+	DefaultArray        = "array"    // the gate of job arrays' caps
 )
 
 // ProfileFor returns the profile cluster c's configuration describes:
 // the seqjob and parjob allocators; the limit preparer when c has limits;
-// for each queue its picker (priority when none is named) and its policy
+// the array gate (it costs nothing while no array element pends); for
+// each queue its picker (priority when none is named) and its policy
 // (firstfit when none is named).
 func ProfileFor(c *cluster.Cluster) Profile {
-	p := Profile{Allocators: []string{DefaultSeqAllocator, DefaultParAllocator}}
+	p := Profile{Allocators: []string{DefaultSeqAllocator, DefaultParAllocator}, Gates: []string{DefaultArray}}
 	if len(c.Limits) > 0 {
 		p.Preparers = []string{DefaultLimits}
 	}

@@ -33,6 +33,9 @@ const (
 	Priority
 	// BadRequest: the request can never run on this cluster.
 	BadRequest
+	// ArrayLimit: an element of a job array whose cap on elements running
+	// at once (%N) is reached.
+	ArrayLimit
 
 	// Host reasons (counted per host; never a main reason).
 
@@ -67,6 +70,7 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	QueueClosed:           {"QueueClosed", "the queue is closed"},
 	Priority:              {"Priority", "held back for an earlier job of the queue (strict FCFS order, or a backfill reservation)"},
 	BadRequest:            {"BadRequest", "the request can never be satisfied on this cluster: %s"},
+	ArrayLimit:            {"ArrayLimit", "the job array's limit of elements running at once is reached"},
 	HostClosed:            {"HostClosed", "closed"},
 	HostUnavail:           {"HostUnavail", "unavailable"},
 	HostSelect:            {"HostSelect", "select[] not satisfied"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins/array"
 	"github.com/xce-sched/xce/framework/plugins/conservative"
 	"github.com/xce-sched/xce/framework/plugins/easy"
 	"github.com/xce-sched/xce/framework/plugins/fairshare"
@@ -18,7 +19,8 @@ import (
 
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
 // the seqjob and parjob allocators, the priority and fairshare pickers, the
-// fcfs, firstfit, easy and conservative policies, and the limit preparer.
+// fcfs, firstfit, easy and conservative policies, the limit preparer, and
+// the array gate.
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{}
 	must := func(err error) {
@@ -39,6 +41,7 @@ func NewInTreeRegistry() framework.Registry {
 	must(r.Register(firstfit.Name, func(framework.Handle) (framework.Plugin, error) { return firstfit.Plugin{}, nil }))
 	must(r.Register(easy.Name, func(framework.Handle) (framework.Plugin, error) { return easy.Plugin{}, nil }))
 	must(r.Register(conservative.Name, func(framework.Handle) (framework.Plugin, error) { return conservative.Plugin{}, nil }))
+	must(r.Register(array.Name, func(framework.Handle) (framework.Plugin, error) { return array.New(), nil }))
 	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
 }

@@ -24,8 +24,10 @@ type Scheduler struct {
 	allocators []framework.Allocator // the profile's, in order
 	filters    []framework.JobFilter // of each allocator, nil: it takes every job
 	pickers    []framework.Picker    // per queue
-	observers  []framework.Observer  // pickers that follow job starts and ends
+	observers  []framework.Observer  // pickers and gates that follow job starts and ends
 	policies   []framework.Policy    // per queue
+	gates      []framework.Gate      // the profile's, in order
+	gated      []*framework.Job      // scratch: the jobs the gates held back
 	disp       dispatcher            // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
@@ -68,6 +70,9 @@ type reqKey struct {
 // (or shared with an earlier job's equal one).
 func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 	job := &framework.Job{Spec: spec}
+	for _, g := range s.gates {
+		job.Gated = job.Gated || g.Applies(spec)
+	}
 	if spec.Req == nil {
 		job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
 		return job
@@ -153,6 +158,16 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		preparers = append(preparers, p)
 	}
 	preparers = append(preparers, opts.Preparers...)
+	for _, name := range prof.Gates {
+		g, err := newPlugin[framework.Gate](opts.Registry, name, h, "a gate")
+		if err != nil {
+			return nil, err
+		}
+		s.gates = append(s.gates, g)
+		if o, ok := g.(framework.Observer); ok {
+			s.observers = append(s.observers, o)
+		}
+	}
 	for qi, q := range c.Queues {
 		qp := prof.Queues[qi]
 		policy, err := newPlugin[framework.Policy](opts.Registry, qp.Policy, h, "a policy")
@@ -303,6 +318,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	}
 	defer s.compactPending()
 	s.cycles++
+	admitted := s.gate(now)
 	d := &s.disp
 	d.reset(s, now)
 	d.incremental = s.cycles > 1
@@ -310,13 +326,13 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.replanned = s.released || s.offPlan || s.unguarded
 	s.released, s.offPlan = false, false
 	s.holdReservations(d)
-	for lo := 0; lo < len(s.order); {
+	for lo := 0; lo < admitted; {
 		if err := ctx.Err(); err != nil {
 			return s.order[:lo], err
 		}
 		q := s.order[lo].Spec.Queue
 		hi := lo
-		for hi < len(s.order) && s.order[hi].Spec.Queue == q {
+		for hi < admitted && s.order[hi].Spec.Queue == q {
 			hi++
 		}
 		seg := s.order[lo:hi]
@@ -357,6 +373,51 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		}
 	}
 	return s.order, nil
+}
+
+// gate asks the gates about each job of the cycle's order and moves the
+// jobs they hold back after the others, keeping both in order; it returns
+// how many were admitted (s.order[:n]). A job held back has the gate's
+// reason and no reservation; dropping a kept one lets the others move up
+// (the cycle re-plans them, as after an end off its estimate).
+func (s *Scheduler) gate(now int64) int {
+	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated }) {
+		return len(s.order)
+	}
+	for _, g := range s.gates {
+		g.Begin(now)
+	}
+	n := 0
+	s.gated = s.gated[:0]
+	for _, j := range s.order {
+		if j.Gated {
+			if ok, reason, detail := s.admitOne(j); !ok {
+				j.Reasons = framework.PendReasons{Main: reason, Detail: detail}
+				if j.Reserved != nil {
+					j.Reserved = nil
+					s.offPlan = true
+				}
+				s.gated = append(s.gated, j)
+				continue
+			}
+		}
+		s.order[n] = j
+		n++
+	}
+	copy(s.order[n:], s.gated)
+	clear(s.gated)
+	return n
+}
+
+// admitOne asks every gate about job, in order; the first that holds it
+// back answers.
+func (s *Scheduler) admitOne(job *framework.Job) (bool, framework.Reason, int32) {
+	for _, g := range s.gates {
+		if ok, reason, detail := g.Admit(job); !ok {
+			return false, reason, detail
+		}
+	}
+	return true, framework.None, -1
 }
 
 // NextWake returns the earliest start of a reservation that the last

@@ -35,6 +35,11 @@ type Job struct {
 	Running  map[string]int
 	// Runtime and Estimate in seconds; Start for a running job.
 	Runtime, Estimate, Start int64
+	// Array, Index and ArrayLimit make the job an element of an array
+	// (cluster.Job's Array, ArrayIndex, ArrayLimit).
+	Array      cluster.JobID
+	Index      int64
+	ArrayLimit int
 }
 
 // Spec is a whole test cluster. Queues default to one "normal" firstfit
@@ -80,7 +85,8 @@ func Build(s Spec) *cluster.Cluster {
 			panic(err)
 		}
 		job := cluster.Job{ID: j.ID, User: j.User, Project: j.Project, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1),
-			ResReq: j.ResReq, Req: req, Runtime: j.Runtime, Estimate: j.Estimate, Start: j.Start}
+			ResReq: j.ResReq, Req: req, Runtime: j.Runtime, Estimate: j.Estimate, Start: j.Start,
+			Array: j.Array, ArrayIndex: j.Index, ArrayLimit: j.ArrayLimit}
 		if j.Queue != "" {
 			q, ok := c.QueueByName(j.Queue)
 			if !ok {
