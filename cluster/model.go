@@ -206,6 +206,10 @@ type Cluster struct {
 	Queues    []Queue  // indexed by QueueID
 	Limits    []Limit
 	Jobs      []Job
+	// MaxArraySize is the most elements a job array may have (the
+	// configuration's max_array_size, LSF's MAX_JOB_ARRAY_SIZE; 0 means
+	// jobarray.DefaultMaxSize).
+	MaxArraySize int
 
 	schema     *Schema
 	queueHosts [][]bool // per queue: host mask, nil when the queue has no host list

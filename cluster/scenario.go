@@ -13,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/xce-sched/xce/jobarray"
 )
 
 // ScenarioError is an error in a scenario file (docs/scenario.md). Line and
@@ -164,7 +166,7 @@ func (l *loader) yamlError(err error) error {
 
 // load builds the Cluster from the document body.
 func (l *loader) load(root ast.Node) (*Cluster, error) {
-	keys := []string{"hosts", "shared", "queues", "limits", "jobs"}
+	keys := []string{"hosts", "shared", "queues", "limits", "max_array_size", "jobs"}
 	if l.config {
 		keys = configKeys
 		if es, _, err := l.mapping(root, ""); err == nil {
@@ -193,6 +195,11 @@ func (l *loader) load(root ast.Node) (*Cluster, error) {
 	if err := l.loadLimits(top); err != nil {
 		return nil, err
 	}
+	n, err := l.intField(top, "max_array_size", 1, jobarray.MaxIndex, jobarray.DefaultMaxSize)
+	if err != nil {
+		return nil, err
+	}
+	c.MaxArraySize = int(n)
 	if l.config {
 		if err := l.loadServer(top); err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -27,7 +29,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		return err
 	}
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
-		"resreq", "runtime", "estimate", "running_on", "start"}
+		"resreq", "runtime", "estimate", "running_on", "start", "array"}
 	ids := map[JobID]int{}
 	var latest, total int64 // the latest submit or start, and the runtimes, so far
 	l.running = map[int]ast.Node{}
@@ -45,24 +47,74 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		if err != nil {
 			return err
 		}
-		if first, dup := ids[JobID(id)]; dup {
-			return l.errAt(fs.value("id"), fieldPath(path, "id"), "duplicate job id %d (first at %s)", id, indexPath("jobs", first))
-		}
-		ids[JobID(id)] = i
 		j, err := l.job(fs, JobID(id))
 		if err != nil {
 			return err
 		}
-		// The horizon (MaxTime): every term is at most MaxTime, and the sum
-		// was at most MaxTime before: no overflow.
-		latest = max(latest, j.Submit, j.Start)
-		if total += j.Runtime; latest+total > MaxTime {
-			return l.errAt(it, path, "the latest submit or start time so far (%d s) plus the runtimes of jobs[0] to jobs[%d] (%d s) exceed 10^15 s, the most a simulation of the scenario may reach",
-				latest, i, total)
+		elems, err := l.array(fs, &j)
+		if err != nil {
+			return err
 		}
-		l.c.Jobs = append(l.c.Jobs, j)
+		if len(l.c.Jobs)+len(elems) > MaxScenarioJobs {
+			return l.errAt(it, path, "the scenario has more than %d jobs (array elements count one each)", MaxScenarioJobs)
+		}
+		for _, e := range elems {
+			if first, dup := ids[e.ID]; dup {
+				if e.Array != 0 {
+					return l.errAt(fs.value("array"), fieldPath(path, "array"), "the array's %d elements take job ids %d to %d, and id %d is %s's",
+						len(elems), id, id+int64(len(elems)-1), e.ID, indexPath("jobs", first))
+				}
+				return l.errAt(fs.value("id"), fieldPath(path, "id"), "duplicate job id %d (first at %s)", id, indexPath("jobs", first))
+			}
+			ids[e.ID] = i
+			// The horizon (MaxTime): every term is at most MaxTime, and
+			// the sum was at most MaxTime before: no overflow.
+			latest = max(latest, e.Submit, e.Start)
+			if total += e.Runtime; latest+total > MaxTime {
+				return l.errAt(it, path, "the latest submit or start time so far (%d s) plus the runtimes of jobs[0] to jobs[%d] (%d s) exceed 10^15 s, the most a simulation of the scenario may reach",
+					latest, i, total)
+			}
+		}
+		l.c.Jobs = append(l.c.Jobs, elems...)
 	}
 	return nil
+}
+
+// MaxScenarioJobs is the most jobs a scenario may hold, array elements
+// counted one each.
+const MaxScenarioJobs = 10_000_000
+
+// array returns the jobs one item of the jobs list stands for: j itself,
+// or, with an array field, its elements (docs/arrays.md): consecutive job
+// IDs from j's, each with its index, in index order.
+func (l *loader) array(fs *fieldSet, j *Job) ([]Job, error) {
+	if !l.has(fs, "array") {
+		return []Job{*j}, nil
+	}
+	s, n, err := l.strField(fs, "array", "")
+	if err != nil {
+		return nil, err
+	}
+	path := fieldPath(fs.path, "array")
+	if j.RunningOn != nil {
+		return nil, l.errAt(n, path, "an array cannot have running_on (give each running element as a job of its own)")
+	}
+	spec, err := jobarray.Parse(s, l.c.MaxArraySize)
+	if err != nil {
+		se := l.errAt(n, path, "%v", err)
+		se.cause = err
+		return nil, se
+	}
+	if uint64(j.ID)+uint64(len(spec.Indices))-1 > math.MaxInt64 {
+		return nil, l.errAt(n, path, "its %d elements' job ids would pass %d", len(spec.Indices), int64(math.MaxInt64))
+	}
+	out := make([]Job, len(spec.Indices))
+	for k, index := range spec.Indices {
+		out[k] = *j
+		out[k].ID = j.ID + JobID(k)
+		out[k].Array, out[k].ArrayIndex, out[k].ArrayLimit = j.ID, index, spec.Limit
+	}
+	return out, nil
 }
 
 // job reads the fields of one job but its id.

@@ -78,7 +78,7 @@ var errorCases = []struct {
 	{"DEL", "hosts:\x7f\n", 1, 7, "", "character U+007F is not allowed in YAML"},
 	{"C1 control", "hosts: \u0086\n", 1, 8, "", "character U+0086 is not allowed in YAML"},
 	{"long key quoted short", h1 + strings.Repeat("k", 1000) + ": 1\n", 3, 1, `["` + strings.Repeat("k", 40) + `"...]`,
-		`unknown field "` + strings.Repeat("k", 40) + `"... (known fields: hosts, shared, queues, limits, jobs)`},
+		`unknown field "` + strings.Repeat("k", 40) + `"... (known fields: hosts, shared, queues, limits, max_array_size, jobs)`},
 	{"long string quoted short", strings.Repeat("a", 1000), 1, 1, "", `expected a mapping, got string "` + strings.Repeat("a", 40) + `"...`},
 	{"long integer quoted short", "hosts:\n  - name: a\n    slots: " + strings.Repeat("9", 100) + "\n", 3, 12, "hosts[0].slots",
 		"integer " + strings.Repeat("9", 40) + "... is out of range"},
@@ -177,6 +177,13 @@ var errorCases = []struct {
 		5, 50, "jobs[0].running_on", "host a has no resource mem"},
 	{"start of a pending job", h1 + "jobs:\n  - {id: 1, start: 5}\n", 4, 20, "jobs[0].start", "only a running job"},
 	{"start before submit", h1 + "jobs:\n  - {id: 1, submit: 10, start: 5, running_on: {a: 1}}\n", 4, 32, "jobs[0].start", "must be >= submit (10), got 5"},
+	// Job arrays (docs/arrays.md).
+	{"array: bad index list", h1 + "jobs:\n  - {id: 1, array: \"1-3,x\"}\n", 4, 20, "jobs[0].array", "array: col 5: expected a digit, got 'x'"},
+	{"array: too large", h1 + "max_array_size: 3\njobs:\n  - {id: 1, array: \"1-4\"}\n", 5, 20, "jobs[0].array", "array: col 1: more than 3 elements"},
+	{"array: ids taken", h1 + "jobs:\n  - {id: 3}\n  - {id: 1, array: \"1-3\"}\n", 5, 20, "jobs[1].array", "the array's 3 elements take job ids 1 to 3, and id 3 is jobs[0]'s"},
+	{"array: id after it", h1 + "jobs:\n  - {id: 1, array: \"1-3\"}\n  - {id: 2}\n", 5, 10, "jobs[1].id", "duplicate job id 2 (first at jobs[0])"},
+	{"array: running", h1 + "jobs:\n  - {id: 1, array: \"1-2\", running_on: {a: 1}}\n", 4, 20, "jobs[0].array", "an array cannot have running_on"},
+	{"array: max size 0", h1 + "max_array_size: 0\n", 3, 17, "max_array_size", "must be >= 1"},
 }
 
 func TestParseErrors(t *testing.T) {
@@ -263,5 +270,35 @@ jobs:
 	if _, err := Parse("t.yaml", []byte("hosts: [{name: h, slots: 1}]\nqueues: [{name: a, default_runlimit: 0}]\n")); err == nil ||
 		!strings.Contains(err.Error(), "default_runlimit") {
 		t.Errorf("default_runlimit 0: %v, want an error naming the field", err)
+	}
+}
+
+// TestArray: a job with array: stands for its elements, consecutive job
+// IDs from its own, in index order, each with its index and the cap.
+func TestArray(t *testing.T) {
+	c, err := Parse("t.yaml", []byte(`hosts: [{name: h, slots: 1}]
+jobs:
+  - {id: 1, array: "2-6:2%2", runtime: 10}
+  - {id: 4, tasks: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id, array JobID
+		index     int64
+		limit     int
+	}{{1, 1, 2, 2}, {2, 1, 4, 2}, {3, 1, 6, 2}, {4, 0, 0, 0}}
+	if len(c.Jobs) != len(want) {
+		t.Fatalf("%d jobs, want %d", len(c.Jobs), len(want))
+	}
+	for i, w := range want {
+		j := c.Jobs[i]
+		if j.ID != w.id || j.Array != w.array || j.ArrayIndex != w.index || j.ArrayLimit != w.limit || j.Runtime != 10 && w.array != 0 {
+			t.Errorf("jobs[%d]: id %d array %d index %d limit %d runtime %d, want %+v", i, j.ID, j.Array, j.ArrayIndex, j.ArrayLimit, j.Runtime, w)
+		}
+	}
+	if c.MaxArraySize != 1000 {
+		t.Errorf("max array size %d, want the default 1000", c.MaxArraySize)
 	}
 }

@@ -27,7 +27,7 @@ type Scheduler struct {
 	observers  []framework.Observer  // pickers and gates that follow job starts and ends
 	policies   []framework.Policy    // per queue
 	gates      []framework.Gate      // the profile's, in order
-	gated      []*framework.Job      // scratch: the jobs the gates held back
+	admitted   []*framework.Job      // scratch: the jobs the gates admitted
 	disp       dispatcher            // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
@@ -326,16 +326,16 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.replanned = s.released || s.offPlan || s.unguarded
 	s.released, s.offPlan = false, false
 	s.holdReservations(d)
-	for lo := 0; lo < admitted; {
+	for lo := 0; lo < len(admitted); {
 		if err := ctx.Err(); err != nil {
-			return s.order[:lo], err
+			return admitted[:lo], err
 		}
-		q := s.order[lo].Spec.Queue
+		q := admitted[lo].Spec.Queue
 		hi := lo
-		for hi < admitted && s.order[hi].Spec.Queue == q {
+		for hi < len(admitted) && admitted[hi].Spec.Queue == q {
 			hi++
 		}
-		seg := s.order[lo:hi]
+		seg := admitted[lo:hi]
 		if c.Queues[q].Closed {
 			for _, j := range seg {
 				j.Reasons = framework.PendReasons{Main: framework.QueueClosed, Detail: -1}
@@ -375,20 +375,19 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	return s.order, nil
 }
 
-// gate asks the gates about each job of the cycle's order and moves the
-// jobs they hold back after the others, keeping both in order; it returns
-// how many were admitted (s.order[:n]). A job held back has the gate's
-// reason and no reservation; dropping a kept one lets the others move up
-// (the cycle re-plans them, as after an end off its estimate).
-func (s *Scheduler) gate(now int64) int {
+// gate asks the gates about each job of the cycle's order and returns
+// the jobs they admit, in order (s.order itself when no job is gated). A
+// job held back has the gate's reason and no reservation; dropping a kept
+// one lets the others move up (the cycle re-plans them, as after an end
+// off its estimate).
+func (s *Scheduler) gate(now int64) []*framework.Job {
 	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated }) {
-		return len(s.order)
+		return s.order
 	}
 	for _, g := range s.gates {
 		g.Begin(now)
 	}
-	n := 0
-	s.gated = s.gated[:0]
+	s.admitted = s.admitted[:0]
 	for _, j := range s.order {
 		if j.Gated {
 			if ok, reason, detail := s.admitOne(j); !ok {
@@ -397,16 +396,12 @@ func (s *Scheduler) gate(now int64) int {
 					j.Reserved = nil
 					s.offPlan = true
 				}
-				s.gated = append(s.gated, j)
 				continue
 			}
 		}
-		s.order[n] = j
-		n++
+		s.admitted = append(s.admitted, j)
 	}
-	copy(s.order[n:], s.gated)
-	clear(s.gated)
-	return n
+	return s.admitted
 }
 
 // admitOne asks every gate about job, in order; the first that holds it

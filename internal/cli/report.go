@@ -15,7 +15,10 @@ import (
 
 // jobReport is one job's decision as `xce schedule` prints it.
 type jobReport struct {
+	// ID is the job's, or for an element of an array its array's, with
+	// Index its index (0 for a job that is no element).
 	ID     cluster.JobID
+	Index  int64
 	User   string
 	Queue  string
 	State  string
@@ -72,7 +75,11 @@ func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report 
 	c := s.Cluster
 	r := &report{times: times}
 	for _, j := range jobs {
-		jr := jobReport{ID: j.Spec.ID, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String(), Start: j.Start, End: j.End}
+		id, index := j.Spec.ID, int64(0)
+		if j.Spec.Array != 0 {
+			id, index = j.Spec.Array, j.Spec.ArrayIndex
+		}
+		jr := jobReport{ID: id, Index: index, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String(), Start: j.Start, End: j.End}
 		if j.State != framework.Pending {
 			jr.Hosts = hostList(c, j.Alloc)
 		} else {
@@ -118,7 +125,11 @@ func (r *report) writeJSON(w io.Writer) error {
 			b.WriteString(",")
 		}
 		b.WriteString("\n  {")
-		fmt.Fprintf(&b, "\"id\": %d, \"state\": %s", j.ID, quoteJSON(j.State))
+		fmt.Fprintf(&b, "\"id\": %d, ", j.ID)
+		if j.Index != 0 {
+			fmt.Fprintf(&b, "\"array_index\": %d, ", j.Index)
+		}
+		fmt.Fprintf(&b, "\"state\": %s", quoteJSON(j.State))
 		if j.State != "PEND" {
 			b.WriteString(", \"hosts\": ")
 			writeHostsJSON(&b, j.Hosts)
@@ -185,7 +196,7 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintln(tw, "JOBID\tUSER\tQUEUE\tSTATE\tHOSTS / PENDING REASON")
 	}
 	for _, j := range r.jobs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t", j.ID, j.User, j.Queue, j.State)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", jobName(j.ID, j.Index), j.User, j.Queue, j.State)
 		if r.times {
 			start, end := "-", "-"
 			if j.State != "PEND" {
@@ -235,4 +246,13 @@ func renderHostReasons(hrs []hostReason) string {
 		parts[i] = fmt.Sprintf("%d %s: %s", hr.Hosts, unit, hr.Text)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// jobName renders a job's ID as LSF's bjobs does: ID, or ID[INDEX] for an
+// element of an array.
+func jobName(id cluster.JobID, index int64) string {
+	if index == 0 {
+		return fmt.Sprint(id)
+	}
+	return fmt.Sprintf("%d[%d]", id, index)
 }
