@@ -195,7 +195,7 @@ func (l *loader) load(root ast.Node) (*Cluster, error) {
 	if err := l.loadLimits(top); err != nil {
 		return nil, err
 	}
-	n, err := l.intField(top, "max_array_size", 1, jobarray.MaxIndex, jobarray.DefaultMaxSize)
+	n, err := l.intField(top, "max_array_size", 1, jobarray.MaxSize, jobarray.DefaultMaxSize)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,10 @@ import (
 // MaxIndex is the largest index an element may have (LSF's, 2^31 - 2).
 const MaxIndex = 2_147_483_646
 
+// MaxSize is the most elements any array may have, whatever the
+// configuration: the largest max_array_size.
+const MaxSize = 1_000_000
+
 // DefaultMaxSize is the most elements an array may have unless the
 // configuration says otherwise (LSF's MAX_JOB_ARRAY_SIZE default is 1000;
 // Slurm's MaxArraySize 1001).
@@ -27,6 +31,9 @@ type Spec struct {
 	Name    string
 	Indices []int64
 	Limit   int
+	// Text is the index list and cap as written ("1-100:2%10"): what
+	// Parse reads back to the same array.
+	Text string
 }
 
 // Error is a syntax error; Col is the 1-based byte column of the offending
@@ -84,7 +91,7 @@ func ParseName(s string, maxSize int) (spec Spec, isArray bool, err error) {
 	if err != nil {
 		return Spec{}, true, err
 	}
-	spec.Name = s[:open]
+	spec.Name, spec.Text = s[:open], s[open+1:end]+rest
 	return spec, true, nil
 }
 
@@ -98,6 +105,7 @@ func parse(s string, maxSize int) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	spec.Text = s
 	return spec, nil
 }
 
@@ -216,4 +224,44 @@ func Format(spec Spec) string {
 		fmt.Fprintf(&b, "%%%d", spec.Limit)
 	}
 	return b.String()
+}
+
+// Ref names a job as users write it: "12" (job 12, or every element of
+// array 12) or "12[3]" (the element of array 12 with index 3; LSF's
+// bjobs/bkill form). Index is 0 when none is given.
+type Ref struct {
+	ID    int64
+	Index int64
+}
+
+// ParseRef reads "ID" or "ID[INDEX]", both whole numbers of at least 1.
+func ParseRef(s string) (Ref, error) {
+	bad := fmt.Errorf("bad job ID %q (expected ID or ID[INDEX])", s)
+	idPart, rest, hasIndex := strings.Cut(s, "[")
+	if idPart == "" || strings.Trim(idPart, "0123456789") != "" {
+		return Ref{}, bad
+	}
+	id, err := strconv.ParseInt(idPart, 10, 64)
+	if err != nil || id < 1 {
+		return Ref{}, bad
+	}
+	r := Ref{ID: id}
+	if hasIndex {
+		in, ok := strings.CutSuffix(rest, "]")
+		if !ok || in == "" || strings.Trim(in, "0123456789") != "" {
+			return Ref{}, bad
+		}
+		if r.Index, err = strconv.ParseInt(in, 10, 64); err != nil || r.Index < 1 {
+			return Ref{}, bad
+		}
+	}
+	return r, nil
+}
+
+// String writes r as ParseRef reads it.
+func (r Ref) String() string {
+	if r.Index == 0 {
+		return strconv.FormatInt(r.ID, 10)
+	}
+	return fmt.Sprintf("%d[%d]", r.ID, r.Index)
 }

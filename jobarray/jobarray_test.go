@@ -152,3 +152,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseRef: job names as bjobs and bkill take them.
+func TestParseRef(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Ref
+		ok   bool
+	}{
+		{"12", Ref{12, 0}, true}, {"12[3]", Ref{12, 3}, true}, {"1[1]", Ref{1, 1}, true},
+		{"0", Ref{}, false}, {"-1", Ref{}, false}, {"+1", Ref{}, false}, {"12[", Ref{}, false}, {"12[]", Ref{}, false},
+		{"12[0]", Ref{}, false}, {"12[3", Ref{}, false}, {"12[3]x", Ref{}, false}, {"[3]", Ref{}, false},
+		{"12[+3]", Ref{}, false}, {"99999999999999999999", Ref{}, false}, {"", Ref{}, false},
+	} {
+		got, err := ParseRef(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseRef(%q) = %v, %v; want %v ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if tc.ok && got.String() != tc.in {
+			t.Errorf("%v.String() = %q, want %q", got, got.String(), tc.in)
+		}
+	}
+}

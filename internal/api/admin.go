@@ -32,21 +32,28 @@ type HistoryReply struct {
 }
 
 func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathJobID(w, r)
+	sel, ok := pathSelector(w, r)
 	if !ok {
 		return
 	}
 	c, _ := callerOf(r.Context())
 	private := h.Private && !h.admin(c)
 	var indexes []uint64
-	found := false
+	var missing *Error
+	var id int64
 	h.loop.View(func(k *live.Core) {
-		if j := k.State.Job(id); j != nil && (!private || j.User == c.User) {
-			found, indexes = true, append(indexes, j.Events...)
+		j, e := oneJob(k.State, sel)
+		if e == nil && private && j.User != c.User {
+			e = &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
 		}
+		if e != nil {
+			missing = e
+			return
+		}
+		id, indexes = j.Job, append(indexes, j.Events...)
 	})
-	if !found {
-		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", id)})
+	if missing != nil {
+		fail(w, missing)
 		return
 	}
 	rep := HistoryReply{ID: id, Events: []HistoryEvent{}}

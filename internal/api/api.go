@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -198,6 +197,9 @@ type JobRequest struct {
 	Stdout     string   `json:"stdout,omitempty"`
 	Stderr     string   `json:"stderr,omitempty"`
 	Rerunnable bool     `json:"rerunnable,omitempty"`
+	// Array makes the request a job array: its index list and cap,
+	// "1-10:2%3" (docs/arrays.md).
+	Array string `json:"array,omitempty"`
 }
 
 // check returns why the job could never start, whatever the cluster: no
@@ -266,14 +268,26 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	counts := make([]int64, len(req.Jobs))
+	for i := range req.Jobs {
+		n, err := elementsOf(&req.Jobs[i])
+		if err != nil {
+			err.Field = fmt.Sprintf("jobs[%d]%s", i, err.Field)
+			fail(w, err)
+			return
+		}
+		counts[i] = n
+	}
 	evs, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
 		out := make([]event.Event, len(req.Jobs))
+		next := st.NextJob()
 		for i, j := range req.Jobs {
-			sub := &event.Submit{Job: st.NextJob() + int64(i), User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
+			sub := &event.Submit{Job: next, Array: j.Array, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
 				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
 				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
 				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
 			out[i] = event.Event{Type: event.JobSubmitted, Submit: sub}
+			next += counts[i]
 		}
 		return out, nil
 	})
@@ -291,7 +305,11 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 
 // JobInfo is one job as GET /v1/jobs shows it.
 type JobInfo struct {
+	// ID names the job: its own ID, or an array element's array's ID,
+	// with ArrayIndex its index; Job is always the job's own ID (unique).
 	ID         int64          `json:"id"`
+	ArrayIndex int64          `json:"array_index,omitempty"`
+	Job        int64          `json:"job"`
 	Name       string         `json:"name"`
 	User       string         `json:"user"`
 	Queue      string         `json:"queue"`
@@ -352,7 +370,8 @@ func info(j *state.Job) JobInfo {
 		hosts[h.Host] += h.Slots
 	}
 	sec := func(ns int64) int64 { return ns / 1e9 }
-	return JobInfo{ID: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts,
+	id, index := displayID(j)
+	return JobInfo{ID: id, ArrayIndex: index, Job: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts,
 		Reason: j.Reason, Detail: j.Detail, ExitCode: j.ExitCode, Signal: j.Signal, EndReason: j.EndReason,
 		SubmitTime: sec(j.SubmitTime), StartTime: sec(j.StartTime), EndTime: sec(j.EndTime),
 		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
@@ -372,17 +391,17 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	all := q.Get("all") == "1"
 	forecast := q.Get("forecast") == "1"
-	var ids []int64
+	var sels []selector
 	for _, s := range q["id"] {
-		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || id < 1 {
-			fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", s), Field: "id"})
+		sel, err := parseSelector(s)
+		if err != nil {
+			fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error(), Field: "id"})
 			return
 		}
-		ids = append(ids, id)
+		sels = append(sels, sel)
 	}
 	rep := JobsReply{Jobs: []JobInfo{}}
-	var missing int64
+	var missing string
 	var snap *cluster.Cluster
 	var reserved map[cluster.JobID]live.Reserved
 	var snapErr error
@@ -396,14 +415,16 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 			ji.HostReasons = k.HostReasons(j.Job)
 			rep.Jobs = append(rep.Jobs, ji)
 		}
-		if ids != nil {
-			for _, id := range ids {
-				j := k.State.Job(id)
-				if j == nil || private && j.User != c.User {
-					missing = id // another user's private job is not there
+		if sels != nil {
+			for _, sel := range sels {
+				js := selectJobs(k.State, sel)
+				if len(js) == 0 || private && js[0].User != c.User {
+					missing = sel.String() // another user's private job is not there
 					return
 				}
-				add(j)
+				for _, j := range js {
+					add(j)
+				}
 			}
 			return
 		}
@@ -413,8 +434,8 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	})
-	if missing != 0 {
-		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", missing)})
+	if missing != "" {
+		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", missing)})
 		return
 	}
 	if forecast {
@@ -446,7 +467,7 @@ func addForecasts(ctx context.Context, jobs []JobInfo, snap *cluster.Cluster, re
 			continue
 		}
 		var f *sim.Forecast // nil: it never starts
-		if x, ok := fc[cluster.JobID(j.ID)]; ok {
+		if x, ok := fc[cluster.JobID(j.Job)]; ok {
 			f = &x
 		}
 		j.setForecast(f, snap)
@@ -473,27 +494,38 @@ func (h *Handler) admin(c Caller) bool { return c.UID == 0 || slices.Contains(h.
 
 func (h *Handler) kill(w http.ResponseWriter, r *http.Request) {
 	c, _ := callerOf(r.Context())
-	id, ok := pathJobID(w, r)
+	sel, ok := pathSelector(w, r)
 	if !ok {
 		return
 	}
 	_, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
-		j := st.Job(id)
-		switch {
-		case j == nil:
-			return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", id)}
-		case j.User != c.User && !h.admin(c):
-			return nil, &Error{Status: http.StatusForbidden, Msg: fmt.Sprintf("job %d is %s's: only its owner or an administrator may kill it", id, j.User)}
-		case j.State == state.Done || j.State == state.Exit:
-			return nil, &Error{Status: http.StatusConflict, Msg: fmt.Sprintf("job %d has already ended (%s)", id, j.State)}
+		js := selectJobs(st, sel)
+		if len(js) == 0 {
+			return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
 		}
-		return []event.Event{{Type: event.JobKilled, Killed: &event.Killed{Job: id, By: c.User}}}, nil
+		if j := js[0]; j.User != c.User && !h.admin(c) {
+			return nil, &Error{Status: http.StatusForbidden, Msg: fmt.Sprintf("job %s is %s's: only its owner or an administrator may kill it", sel, j.User)}
+		}
+		var out []event.Event
+		for _, j := range js {
+			if j.State != state.Done && j.State != state.Exit {
+				out = append(out, event.Event{Type: event.JobKilled, Killed: &event.Killed{Job: j.Job, By: c.User}})
+			}
+		}
+		if len(out) == 0 {
+			what := "has already ended (" + string(js[0].State) + ")"
+			if len(js) > 1 {
+				what = "has ended: every element did"
+			}
+			return nil, &Error{Status: http.StatusConflict, Msg: fmt.Sprintf("job %s %s", sel, what)}
+		}
+		return out, nil
 	})
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusOK, map[string]int64{"id": id})
+	reply(w, http.StatusOK, map[string]string{"id": sel.String()})
 }
 
 // HostInfo is one host as GET /v1/hosts shows it.
@@ -529,15 +561,4 @@ func (h *Handler) hosts(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	reply(w, http.StatusOK, rep)
-}
-
-// pathJobID reads the job ID of a /v1/jobs/{id}/... route; a bad one is
-// answered 400 (ok false).
-func pathJobID(w http.ResponseWriter, r *http.Request) (id int64, ok bool) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		fail(w, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("bad job ID %q", r.PathValue("id"))})
-		return 0, false
-	}
-	return id, true
 }

@@ -32,7 +32,7 @@ type WhyReply struct {
 }
 
 func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathJobID(w, r)
+	sel, ok := pathSelector(w, r)
 	if !ok {
 		return
 	}
@@ -42,13 +42,18 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 	var snap *cluster.Cluster
 	var reserved map[cluster.JobID]live.Reserved
 	var err error
-	found := false
+	var missing *Error
+	var id int64
 	h.loop.View(func(k *live.Core) {
-		j := k.State.Job(id)
-		if j == nil || private && j.User != c.User {
+		j, e := oneJob(k.State, sel)
+		if e == nil && private && j.User != c.User {
+			e = &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
+		}
+		if e != nil {
+			missing = e
 			return
 		}
-		found = true
+		id = j.Job
 		rep.Job = info(j)
 		rep.Job.HostReasons = k.HostReasons(id)
 		if j.State == state.Pend {
@@ -56,8 +61,8 @@ func (h *Handler) why(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	switch {
-	case !found:
-		fail(w, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %d does not exist", id)})
+	case missing != nil:
+		fail(w, missing)
 		return
 	case err != nil:
 		fail(w, &Error{Status: http.StatusInternalServerError, Msg: "snapshot: " + err.Error()})

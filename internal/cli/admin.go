@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/jobarray"
 )
 
 func newHistoryCmd() *cobra.Command {
@@ -19,11 +19,11 @@ func newHistoryCmd() *cobra.Command {
 		Short: "Show a job's events with their times, like LSF's bhist -l",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id < 1 {
-				return badInput(fmt.Errorf("%q is not a job ID", args[0]))
+			ref, err := jobarray.ParseRef(args[0])
+			if err != nil {
+				return badInput(err)
 			}
-			rep, err := server.client().History(cmd.Context(), id)
+			rep, err := server.client().History(cmd.Context(), ref.String())
 			if err != nil {
 				return serverError(err)
 			}

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 	"github.com/xce-sched/xce/internal/client"
 	"github.com/xce-sched/xce/internal/daemon"
 	"github.com/xce-sched/xce/internal/submit"
+	"github.com/xce-sched/xce/jobarray"
 )
 
 // serverError turns a client error into the command's error: a request
@@ -152,15 +152,12 @@ take it, counted; -l shows everything about each job. --forecast shows each
 pending job's predicted start time and hosts, from a simulation of the
 cluster forward from now with the jobs' estimates (docs/forecast.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ids []int64
 			for _, a := range args {
-				id, err := strconv.ParseInt(a, 10, 64)
-				if err != nil || id < 1 {
-					return badInput(fmt.Errorf("%q is not a job ID", a))
+				if _, err := jobarray.ParseRef(a); err != nil {
+					return badInput(err)
 				}
-				ids = append(ids, id)
 			}
-			jobs, err := server.client().JobsWith(cmd.Context(), client.JobsQuery{User: user, All: all, IDs: ids, Forecast: forecast})
+			jobs, err := server.client().JobsWith(cmd.Context(), client.JobsQuery{User: user, All: all, Names: args, Forecast: forecast})
 			if err != nil {
 				return serverError(err)
 			}
@@ -211,7 +208,7 @@ func writeForecast(w io.Writer, jobs []api.JobInfo) error {
 		if j.Detail != "" {
 			reason += ": " + j.Detail
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.User, j.Queue, start, where, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", jobName(j.ID, j.ArrayIndex), j.User, j.Queue, start, where, reason)
 	}
 	return tw.Flush()
 }
@@ -249,7 +246,7 @@ func writeJobs(w io.Writer, jobs []api.JobInfo) error {
 		if name == "" {
 			name = strings.Join(j.Command, " ")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.User, j.State, j.Queue, where, clip(name, 30),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jobName(j.ID, j.ArrayIndex), j.User, j.State, j.Queue, where, clip(name, 30),
 			time.Unix(j.SubmitTime, 0).Format("Jan _2 15:04:05"))
 	}
 	return tw.Flush()
@@ -259,7 +256,7 @@ func writeJobs(w io.Writer, jobs []api.JobInfo) error {
 // reason, then its host reasons, counted.
 func writePending(w io.Writer, jobs []api.JobInfo) error {
 	for _, j := range jobs {
-		fmt.Fprintf(w, "Job <%d>, user <%s>, queue <%s>: PENDING REASON: %s\n", j.ID, j.User, j.Queue, reasonText(j))
+		fmt.Fprintf(w, "Job <%s>, user <%s>, queue <%s>: PENDING REASON: %s\n", jobName(j.ID, j.ArrayIndex), j.User, j.Queue, reasonText(j))
 		for _, h := range j.HostReasons {
 			fmt.Fprintf(w, "    %s: %d %s\n", h.Text, h.Hosts, plural(h.Hosts, "host", "hosts"))
 		}
@@ -289,7 +286,7 @@ func writeJobsLong(w io.Writer, jobs []api.JobInfo) error {
 		if i > 0 {
 			fmt.Fprintln(w, strings.Repeat("-", 78))
 		}
-		fmt.Fprintf(w, "Job <%d>, Job Name <%s>, User <%s>, Queue <%s>, Status <%s>\n", j.ID, j.Name, j.User, j.Queue, j.State)
+		fmt.Fprintf(w, "Job <%s>, Job Name <%s>, User <%s>, Queue <%s>, Status <%s>\n", jobName(j.ID, j.ArrayIndex), j.Name, j.User, j.Queue, j.State)
 		fmt.Fprintf(w, "  Command <%s>\n", strings.Join(j.Command, " "))
 		fmt.Fprintf(w, "  Tasks %d", j.TasksMin)
 		if j.TasksMax != j.TasksMin {
@@ -337,26 +334,27 @@ func clip(s string, n int) string {
 func newKillCmd() *cobra.Command {
 	var server conn
 	cmd := &cobra.Command{
-		Use:   "kill ID...",
+		Use:   "kill ID|ID[INDEX]...",
 		Short: "Kill jobs, like LSF's bkill",
 		Long: `Kill jobs: a pending job ends at once (EXIT); a running one is sent SIGINT
 and SIGTERM, then SIGKILL after the server's kill_grace. Only a job's owner
-or an administrator may.`,
+or an administrator may. The ID of a job array kills each of its unfinished
+elements; ID[INDEX] one element (docs/arrays.md).`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := server.client()
 			var failed error
 			for _, a := range args {
-				id, err := strconv.ParseInt(a, 10, 64)
-				if err != nil || id < 1 {
-					return badInput(fmt.Errorf("%q is not a job ID", a))
+				ref, err := jobarray.ParseRef(a)
+				if err != nil {
+					return badInput(err)
 				}
-				if err := c.Kill(cmd.Context(), id); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "xce: job <%d>: %v\n", id, err)
+				if err := c.KillName(cmd.Context(), ref.String()); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "xce: job <%s>: %v\n", ref, err)
 					failed = serverError(fmt.Errorf("not every job was killed"))
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Job <%d> is being terminated\n", id)
+				fmt.Fprintf(cmd.OutOrStdout(), "Job <%s> is being terminated\n", ref)
 			}
 			return failed
 		},
@@ -427,7 +425,7 @@ $XCE_SERVER, else the dev server.`,
 			reqs := make([]api.JobRequest, len(s.Jobs))
 			for i, r := range s.Jobs {
 				e := r.Submit()
-				reqs[i] = api.JobRequest{Name: e.Name, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
+				reqs[i] = api.JobRequest{Name: e.Name, Array: e.Array, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
 					ResReq: e.ResReq, Estimate: e.Estimate, Command: e.Command, Script: e.Script, Cwd: cwd, Env: env,
 					Stdout: e.Stdout, Stderr: e.Stderr, Rerunnable: e.Rerunnable}
 			}

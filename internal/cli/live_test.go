@@ -13,13 +13,13 @@ import (
 	"github.com/xce-sched/xce/internal/proctest"
 )
 
-// TestServeDev runs `xce serve --dev` in this process and uses it as a
-// user would: a 1-slot command that prints, a failing one, a long one
-// killed with `xce kill`; `xce jobs -a --json` shows DONE, EXIT with exit
-// code 3, and EXIT killed; a submit with an unknown resource exits 2 and
-// stores nothing; the server stops cleanly when its context ends.
-func TestServeDev(t *testing.T) {
-	dir := t.TempDir()
+// serveDev runs `xce serve --dev` in this process, in a temporary
+// directory that becomes the working directory, with XCE_SERVER set to its
+// socket; it returns the directory and a runner of xce commands (exit
+// code, standard output, standard error). The server stops, and is
+// checked to stop cleanly, when the test ends.
+func serveDev(t *testing.T) (dir string, run func(args ...string) (int, string, string)) {
+	dir = t.TempDir()
 	data := filepath.Join(dir, "data")
 	socket := filepath.Join(data, "xce.sock")
 	t.Setenv("XCE_SERVER", socket)
@@ -28,7 +28,7 @@ func TestServeDev(t *testing.T) {
 	served := make(chan int, 1)
 	var serveErr bytes.Buffer
 	go func() { served <- Run(ctx, []string{"serve", "--dev", "--data", data}, &bytes.Buffer{}, &serveErr) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		select {
 		case code := <-served:
@@ -38,7 +38,7 @@ func TestServeDev(t *testing.T) {
 		case <-time.After(15 * time.Second):
 			t.Error("serve did not stop within 15 s")
 		}
-	}()
+	})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := os.Stat(socket); err == nil {
@@ -49,11 +49,20 @@ func TestServeDev(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	run := func(args ...string) (int, string, string) {
+	return dir, func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), args, &out, &errb)
 		return code, out.String(), errb.String()
 	}
+}
+
+// TestServeDev runs `xce serve --dev` in this process and uses it as a
+// user would: a 1-slot command that prints, a failing one, a long one
+// killed with `xce kill`; `xce jobs -a --json` shows DONE, EXIT with exit
+// code 3, and EXIT killed; a submit with an unknown resource exits 2 and
+// stores nothing; the server stops cleanly when its context ends.
+func TestServeDev(t *testing.T) {
+	dir, run := serveDev(t)
 	for _, args := range [][]string{
 		{"submit", "-o", "out.%J", "--", "echo", "hello"},
 		{"submit", "--", "sh", "-c", "exit 3"},

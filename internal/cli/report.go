@@ -250,7 +250,7 @@ func renderHostReasons(hrs []hostReason) string {
 
 // jobName renders a job's ID as LSF's bjobs does: ID, or ID[INDEX] for an
 // element of an array.
-func jobName(id cluster.JobID, index int64) string {
+func jobName[ID ~int64](id ID, index int64) string {
 	if index == 0 {
 		return fmt.Sprint(id)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/jobarray"
 )
 
 func newWhyCmd() *cobra.Command {
@@ -29,11 +29,11 @@ another open queue, a select[] term dropped, a wider span. Each change was
 checked by simulating the cluster with it; only those that help are shown.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id < 1 {
-				return badInput(fmt.Errorf("%q is not a job ID", args[0]))
+			ref, err := jobarray.ParseRef(args[0])
+			if err != nil {
+				return badInput(err)
 			}
-			rep, err := server.client().Why(cmd.Context(), id)
+			rep, err := server.client().Why(cmd.Context(), ref.String())
 			if err != nil {
 				return serverError(err)
 			}

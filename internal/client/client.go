@@ -173,9 +173,12 @@ func (c *Client) Jobs(ctx context.Context, user string, all bool, ids []int64) (
 // JobsQuery selects jobs as Jobs does; Forecast adds each pending job's
 // forecast (docs/forecast.md).
 type JobsQuery struct {
-	User     string
-	All      bool
-	IDs      []int64
+	User string
+	All  bool
+	IDs  []int64
+	// Names are jobs as users write them: "12" (a job, or every element
+	// of array 12) or "12[3]" (one element); docs/arrays.md.
+	Names    []string
 	Forecast bool
 }
 
@@ -195,6 +198,9 @@ func (c *Client) JobsWith(ctx context.Context, sel JobsQuery) ([]api.JobInfo, er
 	for _, id := range ids {
 		q.Add("id", strconv.FormatInt(id, 10))
 	}
+	for _, n := range sel.Names {
+		q.Add("id", n)
+	}
 	var rep api.JobsReply
 	err := c.do(ctx, http.MethodGet, "/v1/jobs?"+q.Encode(), nil, &rep)
 	return rep.Jobs, err
@@ -202,8 +208,14 @@ func (c *Client) JobsWith(ctx context.Context, sel JobsQuery) ([]api.JobInfo, er
 
 // Kill kills job id.
 func (c *Client) Kill(ctx context.Context, id int64) error {
-	var rep map[string]int64
-	return c.do(ctx, http.MethodPost, "/v1/jobs/"+strconv.FormatInt(id, 10)+"/kill", nil, &rep)
+	return c.KillName(ctx, strconv.FormatInt(id, 10))
+}
+
+// KillName kills the jobs name names: "12" (a job, or every unfinished
+// element of array 12) or "12[3]" (one element).
+func (c *Client) KillName(ctx context.Context, name string) error {
+	var rep map[string]string
+	return c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(name)+"/kill", nil, &rep)
 }
 
 // Hosts lists the hosts.
@@ -213,10 +225,11 @@ func (c *Client) Hosts(ctx context.Context) ([]api.HostInfo, error) {
 	return rep.Hosts, err
 }
 
-// History returns job id's events.
-func (c *Client) History(ctx context.Context, id int64) (api.HistoryReply, error) {
+// History returns the events of the job name names ("12", or "12[3]" for
+// an element of an array).
+func (c *Client) History(ctx context.Context, name string) (api.HistoryReply, error) {
 	var rep api.HistoryReply
-	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+strconv.FormatInt(id, 10)+"/history", nil, &rep)
+	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(name)+"/history", nil, &rep)
 	return rep, err
 }
 
@@ -229,11 +242,12 @@ func (c *Client) Events(ctx context.Context, from uint64, limit int) (api.Events
 	return rep, err
 }
 
-// Why explains why job id pends: its reasons, forecast and the changes
-// that would let it start sooner (GET /v1/jobs/{id}/why).
-func (c *Client) Why(ctx context.Context, id int64) (api.WhyReply, error) {
+// Why explains why the job name names pends ("12", or "12[3]" for an
+// element of an array): its reasons, forecast and the changes that would
+// let it start sooner (GET /v1/jobs/{id}/why).
+func (c *Client) Why(ctx context.Context, name string) (api.WhyReply, error) {
 	var rep api.WhyReply
-	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+strconv.FormatInt(id, 10)+"/why", nil, &rep)
+	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(name)+"/why", nil, &rep)
 	return rep, err
 }
 

@@ -105,6 +105,16 @@ type Submit struct {
 	Stderr  string   `json:"stderr,omitempty"` // -e
 	// Rerunnable (-r): a job whose host is lost goes back to pending.
 	Rerunnable bool `json:"rerunnable,omitempty"`
+	// Array is a job array's index list and cap, "1-10:2%3" (from -J
+	// "name[1-10:2]%3"; docs/arrays.md): the event stands for the array's
+	// elements, jobs Job, Job+1, ... in index order. The state keeps one
+	// copy of the submit per element, with ArrayJob (the array's ID, Job
+	// of the event), ArrayIndex and ArrayLimit (the cap, 0 for none) set;
+	// a submit event never carries those three.
+	Array      string `json:"array,omitempty"`
+	ArrayJob   JobID  `json:"array_job,omitempty"`
+	ArrayIndex int64  `json:"array_index,omitempty"`
+	ArrayLimit int    `json:"array_limit,omitempty"`
 }
 
 // Cycle is one scheduling cycle's decisions. Now is the cycle's time in

@@ -350,3 +350,34 @@ func TestWaitTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestArrayElementEnv: element 3 of array 12 (its own job ID 14) gets
+// LSF's LSB_JOBID (the array's) and LSB_JOBINDEX, xce's own and array IDs,
+// and %J/%I expand to the array's ID and the index, as LSF's -o does. A
+// job that is no element has no index variables and %I is 0.
+func TestArrayElementEnv(t *testing.T) {
+	s := testSpec("/tmp")
+	s.Job, s.ArrayJob, s.ArrayIndex = 14, 12, 3
+	s.Stdout, s.Stderr = "out.%J.%I", "/abs/err.%J_%I"
+	env := s.jobEnv()
+	for _, want := range []string{"XCE_JOBID=14", "LSB_JOBID=12", "XCE_ARRAY_JOBID=12", "XCE_ARRAY_INDEX=3", "LSB_JOBINDEX=3"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("environment %q lacks %s", env, want)
+		}
+	}
+	if out, errp := s.outputPaths(); out != "/tmp/out.12.3" || errp != "/abs/err.12_3" {
+		t.Errorf("output paths %q %q, want /tmp/out.12.3 /abs/err.12_3", out, errp)
+	}
+	s.ArrayJob, s.ArrayIndex = 0, 0
+	env = s.jobEnv()
+	if !slices.Contains(env, "LSB_JOBID=14") || slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "LSB_JOBINDEX=") }) {
+		t.Errorf("environment %q: want LSB_JOBID=14 and no index", env)
+	}
+	if out, _ := s.outputPaths(); out != "/tmp/out.14.0" {
+		t.Errorf("output path %q, want /tmp/out.14.0", out)
+	}
+	sub := &event.Submit{Job: 14, ArrayJob: 12, ArrayIndex: 3}
+	if got := FromEvents(sub, &event.Placement{Job: 14, Attempt: 1}); got.ArrayJob != 12 || got.ArrayIndex != 3 {
+		t.Errorf("FromEvents: array %d index %d", got.ArrayJob, got.ArrayIndex)
+	}
+}

@@ -55,8 +55,8 @@ type Spec struct {
 	// LSB_ variables (docs/launch.md) in place of any of the same name.
 	Env []string
 	// Stdout (-o) and Stderr (-e) are output file paths, absolute or
-	// relative to Cwd, with %J (the job id) and %I (the array index, 0)
-	// expanded. An empty Stdout is DefaultStdout; an empty Stderr, or one
+	// relative to Cwd, with %J (the job id; an element's array's) and %I
+	// (an element's array index, else 0) expanded, as LSF expands them. An empty Stdout is DefaultStdout; an empty Stderr, or one
 	// equal to Stdout, shares Stdout's file. Files are appended to (-o,
 	// -e) unless StdoutOverwrite (-oo) or StderrOverwrite (-eo) truncates
 	// them.
@@ -75,6 +75,9 @@ type Spec struct {
 	// WorkBase is the agent's directory for per-job work directories,
 	// absolute; needed for a Script only (created 0711 when missing).
 	WorkBase string
+	// ArrayJob and ArrayIndex: for an element of a job array, the array's
+	// ID and the element's index (docs/arrays.md); 0 otherwise.
+	ArrayJob, ArrayIndex int64
 }
 
 // FromEvents returns the Spec of attempt pl.Attempt of job sub.Job as the
@@ -96,6 +99,9 @@ func FromEvents(sub *event.Submit, pl *event.Placement) Spec {
 		User:    sub.User,
 		UID:     sub.UID,
 		GID:     sub.GID,
+
+		ArrayJob:   sub.ArrayJob,
+		ArrayIndex: sub.ArrayIndex,
 	}
 }
 
@@ -151,16 +157,26 @@ func (s *Spec) validate() error {
 	return nil
 }
 
-// expand replaces %J with the job id and %I with the array index (0: xce
-// has no job arrays yet), as LSF does in -o and -e; other % sequences stay.
-func expand(path string, job int64) string {
-	return strings.NewReplacer("%J", strconv.FormatInt(job, 10), "%I", "0").Replace(path)
+// expand replaces %J with the job id and %I with the array index (0 for
+// a job that is no element), as LSF does in -o and -e; other % sequences
+// stay.
+func expand(path string, job, index int64) string {
+	return strings.NewReplacer("%J", strconv.FormatInt(job, 10), "%I", strconv.FormatInt(index, 10)).Replace(path)
+}
+
+// lsfJob returns the job ID LSF shows for s: an element's array's ID, else
+// the job's own.
+func (s *Spec) lsfJob() int64 {
+	if s.ArrayJob != 0 {
+		return s.ArrayJob
+	}
+	return s.Job
 }
 
 // outputPaths returns the absolute stdout and stderr paths of s.
 func (s *Spec) outputPaths() (stdout, stderr string) {
 	abs := func(p string) string {
-		p = expand(p, s.Job)
+		p = expand(p, s.lsfJob(), s.ArrayIndex)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(s.Cwd, p)
 		}
@@ -216,12 +232,17 @@ func (s *Spec) jobEnv() []string {
 		{"XCE_JOBNAME", name},
 		{"XCE_QUEUE", s.Queue},
 		{"XCE_HOSTS", hosts},
-		{"LSB_JOBID", id},
+		{"LSB_JOBID", strconv.FormatInt(s.lsfJob(), 10)},
 		{"LSB_JOBNAME", name},
 		{"LSB_QUEUE", s.Queue},
 		{"LSB_HOSTS", hosts},
 		{"LSB_MCPU_HOSTS", mcpuHosts(s.Hosts)},
 		{"PWD", s.Cwd}, // as a shell sets it, even when the command runs without one
+	}
+	if s.ArrayJob != 0 {
+		index := strconv.FormatInt(s.ArrayIndex, 10)
+		set = append(set, [2]string{"XCE_ARRAY_JOBID", strconv.FormatInt(s.ArrayJob, 10)},
+			[2]string{"XCE_ARRAY_INDEX", index}, [2]string{"LSB_JOBINDEX", index})
 	}
 	ours := make(map[string]bool, len(set))
 	for _, kv := range set {

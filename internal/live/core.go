@@ -26,6 +26,7 @@ import (
 	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -95,6 +96,20 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 
 func seconds(ns int64) int64 { return ns / 1_000_000_000 }
 
+// Elements returns how many jobs a submit stands for: 1, or its array's
+// elements (counted under jobarray.MaxSize; the configuration's
+// max_array_size is checked by Check).
+func Elements(sub *event.Submit) (int64, error) {
+	if sub.Array == "" {
+		return 1, nil
+	}
+	a, err := jobarray.Parse(sub.Array, jobarray.MaxSize)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(a.Indices)), nil
+}
+
 // LiveSlack is what the live scheduler adds to every job's estimate, in
 // seconds. Its clock counts whole seconds (a cycle at 12.7 s runs at 12)
 // while jobs start and end at any instant: a job placed at 12.7 s that
@@ -124,7 +139,8 @@ func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 		est += LiveSlack
 	}
 	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
-		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est}, nil
+		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est,
+		Array: cluster.JobID(sub.ArrayJob), ArrayIndex: sub.ArrayIndex, ArrayLimit: sub.ArrayLimit}, nil
 }
 
 // alloc turns a placement into the scheduler's allocation.
@@ -247,13 +263,27 @@ func (k *Core) reconfigured(text string) (*Core, error) {
 }
 
 // Precheck validates the events of one request that must be taken all or
-// none (a pack of submits), before any is applied: each must be a submit,
-// their job IDs must follow on from the next one, and each must pass the
-// checks of a submit that do not depend on the others (task count, queue,
-// resource requirement). A request of one event needs none: Apply checks
-// it.
+// none, before any is applied. A pack of submits: each must be a submit,
+// their job IDs must follow on from the next one (an array's elements
+// taking one each), and each must pass the checks of a submit that do not
+// depend on the others (task count, queue, resource requirement). A pack
+// of kills (an array's elements): each must pass its own check, each on a
+// different job. A request of one event needs none: Apply checks it.
 func (k *Core) Precheck(events []event.Event) error {
 	if len(events) < 2 {
+		return nil
+	}
+	if events[0].Type == event.JobKilled {
+		seen := map[event.JobID]bool{}
+		for i, e := range events {
+			if e.Type != event.JobKilled || e.Killed == nil || seen[e.Killed.Job] {
+				return fmt.Errorf("request event %d: a pack of kills takes kills of distinct jobs only, not %s", i+1, e.Type)
+			}
+			seen[e.Killed.Job] = true
+			if err := k.Check(e); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	next := k.State.NextJob()
@@ -262,9 +292,14 @@ func (k *Core) Precheck(events []event.Event) error {
 			return fmt.Errorf("request event %d: only submits are taken together, not %s", i+1, e.Type)
 		}
 		sub := e.Submit
-		if sub.Job != next+int64(i) {
-			return fmt.Errorf("request event %d: job %d, the next job is %d", i+1, sub.Job, next+int64(i))
+		if sub.Job != next {
+			return fmt.Errorf("request event %d: job %d, the next job is %d", i+1, sub.Job, next)
 		}
+		n, err := Elements(sub)
+		if err != nil {
+			return fmt.Errorf("job %d: %w", sub.Job, err)
+		}
+		next += n
 		if sub.TasksMin < 1 || sub.TasksMax < sub.TasksMin {
 			return fmt.Errorf("job %d: bad task count %d,%d", sub.Job, sub.TasksMin, sub.TasksMax)
 		}
@@ -289,7 +324,16 @@ func (k *Core) defaultQueue(sub *event.Submit) {
 // scheduler). It returns the job as the scheduler takes it.
 func (k *Core) checkSubmit(sub *event.Submit, at int64) (*cluster.Job, error) {
 	k.defaultQueue(sub)
-	spec, err := k.spec(sub, at)
+	el := *sub
+	if sub.Array != "" {
+		a, err := jobarray.Parse(sub.Array, k.Cluster.MaxArraySize)
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", sub.Job, err)
+		}
+		// The first element, as the state will make it.
+		el.ArrayJob, el.ArrayIndex, el.ArrayLimit = sub.Job, a.Indices[0], a.Limit
+	}
+	spec, err := k.spec(&el, at)
 	if err != nil {
 		return nil, err
 	}
@@ -316,11 +360,20 @@ func (k *Core) Apply(e event.Event) error {
 	now := seconds(e.At)
 	switch e.Type {
 	case event.JobSubmitted:
-		j, err := k.Sched.Submit(spec)
-		if err != nil {
-			return fmt.Errorf("the state took job %d, the scheduler did not: %w", spec.ID, err)
+		// One job, or each element of an array (the state made them).
+		for id := e.Submit.Job; id < k.State.NextJob(); id++ {
+			if id != e.Submit.Job {
+				st := k.State.Job(id)
+				if spec, err = k.spec(&st.Submit, st.SubmitTime); err != nil {
+					return fmt.Errorf("the state took job %d, the scheduler did not: %w", id, err)
+				}
+			}
+			j, err := k.Sched.Submit(spec)
+			if err != nil {
+				return fmt.Errorf("the state took job %d, the scheduler did not: %w", spec.ID, err)
+			}
+			k.jobs[event.JobID(spec.ID)] = j
 		}
-		k.jobs[event.JobID(spec.ID)] = j
 	case event.JobKilled:
 		if j := k.jobs[e.Killed.Job]; j != nil && j.State == framework.Pending {
 			if err := k.Sched.Cancel(j, now); err != nil {

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/jobarray"
 )
 
 // JobState is where a job is in its life, with LSF's names (bjobs).
@@ -126,7 +127,16 @@ func (s *State) Apply(e event.Event) error {
 	switch e.Type {
 	case event.JobSubmitted:
 		sub := *e.Submit
-		s.Jobs = append(s.Jobs, &Job{Submit: sub, State: Pend, SubmitTime: e.At, Events: []uint64{e.Index}})
+		if sub.Array == "" {
+			s.Jobs = append(s.Jobs, &Job{Submit: sub, State: Pend, SubmitTime: e.At, Events: []uint64{e.Index}})
+			break
+		}
+		spec, _ := jobarray.Parse(sub.Array, jobarray.MaxSize) // Check parsed it
+		for k, index := range spec.Indices {
+			el := sub
+			el.Job, el.ArrayJob, el.ArrayIndex, el.ArrayLimit = sub.Job+int64(k), sub.Job, index, spec.Limit
+			s.Jobs = append(s.Jobs, &Job{Submit: el, State: Pend, SubmitTime: e.At, Events: []uint64{e.Index}})
+		}
 	case event.CycleDecided:
 		s.applyCycle(e)
 	case event.JobStarted:
@@ -227,6 +237,14 @@ func (s *State) Check(e event.Event) error {
 		}
 		if sub.TasksMin < 1 || sub.TasksMax < sub.TasksMin || sub.Queue == "" {
 			return bad("job %d: tasks %d,%d queue %q", sub.Job, sub.TasksMin, sub.TasksMax, sub.Queue)
+		}
+		if sub.ArrayJob != 0 || sub.ArrayIndex != 0 || sub.ArrayLimit != 0 {
+			return bad("job %d: a submit names no array element", sub.Job)
+		}
+		if sub.Array != "" {
+			if _, err := jobarray.Parse(sub.Array, jobarray.MaxSize); err != nil {
+				return bad("job %d: %v", sub.Job, err)
+			}
 		}
 	case event.CycleDecided:
 		return s.checkCycle(e.Cycle, bad)

@@ -1,11 +1,13 @@
 package submit
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -238,6 +240,13 @@ func (f *fields) setValue(o opt, name string, v word) *Error {
 		}
 	case optName:
 		if err = checkText(v, name, MaxJobName); err == nil {
+			// A job array's [index_list]%cap is checked here, with the
+			// column of what is wrong (docs/arrays.md).
+			if _, _, aerr := jobarray.ParseName(v.val, jobarray.MaxSize); aerr != nil {
+				var ae *jobarray.Error
+				errors.As(aerr, &ae)
+				return v.errAt(ae.Col-1, name, "%s", ae.Msg)
+			}
 			f.name = v.val
 		}
 	case optStdout, optStderr:

@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -50,9 +51,17 @@ type Request struct {
 // Submit returns the request as the event the server stores, without
 // what the caller fills in: Job, User, UID, GID, Cwd and Env. Queue is
 // "" when -q was not given: the caller puts the default queue there.
+//
+// A -J of the form name[index_list]%cap is a job array: Name is then the
+// name part and Array the index list and cap (docs/arrays.md).
 func (r *Request) Submit() event.Submit {
+	name, array := r.Name, ""
+	if a, isArray, err := jobarray.ParseName(r.Name, jobarray.MaxSize); err == nil && isArray {
+		name, array = a.Name, a.Text
+	}
 	return event.Submit{
-		Name:       r.Name,
+		Array:      array,
+		Name:       name,
 		Queue:      r.Queue,
 		Project:    r.Project,
 		TasksMin:   r.TasksMin,

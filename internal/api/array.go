@@ -1,0 +1,95 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/jobarray"
+)
+
+// This file holds how requests name jobs of arrays (docs/arrays.md): "12"
+// is job 12, or every element of array 12 when 12 is an array's ID;
+// "12[3]" is the element of array 12 with index 3.
+
+// selector names jobs as users write them (jobarray.Ref).
+type selector = jobarray.Ref
+
+// parseSelector reads "ID" or "ID[INDEX]".
+func parseSelector(s string) (selector, error) { return jobarray.ParseRef(s) }
+
+// selectJobs returns the jobs sel names in st, in ID order: the job, the
+// elements of the array it names, or the one element; none when there is
+// no such job.
+func selectJobs(st *state.State, sel selector) []*state.Job {
+	j := st.Job(sel.ID)
+	if j == nil {
+		return nil
+	}
+	if j.ArrayJob != sel.ID {
+		if sel.Index != 0 {
+			return nil // not an array
+		}
+		return []*state.Job{j}
+	}
+	var out []*state.Job
+	for id := sel.ID; ; id++ {
+		el := st.Job(id)
+		if el == nil || el.ArrayJob != sel.ID {
+			break
+		}
+		if sel.Index == 0 || el.ArrayIndex == sel.Index {
+			out = append(out, el)
+		}
+	}
+	return out
+}
+
+// pathSelector reads the job named by a /v1/jobs/{id}/... route; a bad
+// name is answered with 400.
+func pathSelector(w http.ResponseWriter, r *http.Request) (selector, bool) {
+	sel, err := parseSelector(r.PathValue("id"))
+	if err != nil {
+		fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error()})
+		return selector{}, false
+	}
+	return sel, true
+}
+
+// displayID returns the ID and array index a job is shown with: an
+// element's array's ID and its index, else its own ID and 0.
+func displayID(j *state.Job) (id int64, index int64) {
+	if j.ArrayJob != 0 {
+		return j.ArrayJob, j.ArrayIndex
+	}
+	return j.Job, 0
+}
+
+// elements counts the jobs a submit of j stands for (1, or its array's
+// elements), or says why its array is bad.
+func elementsOf(j *JobRequest) (int64, *Error) {
+	if j.Array == "" {
+		return 1, nil
+	}
+	n, err := live.Elements(&event.Submit{Array: j.Array})
+	if err != nil {
+		return 0, &Error{Status: http.StatusBadRequest, Msg: err.Error(), Field: ".array"}
+	}
+	return n, nil
+}
+
+// oneJob returns the one job sel names in st, for the routes about one job
+// (history, why): nil with 404 when there is none, 400 when sel names a
+// whole array of more than one element.
+func oneJob(st *state.State, sel selector) (*state.Job, *Error) {
+	js := selectJobs(st, sel)
+	switch {
+	case len(js) == 0:
+		return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
+	case len(js) > 1:
+		return nil, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("job %s is an array of %d elements: name one, as %d[INDEX]", sel, len(js), sel.ID)}
+	}
+	return js[0], nil
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeDevArray submits job arrays to `xce serve --dev` as a user
+// would (docs/arrays.md):
+//   - array 1, -J "sw[1-3]%1": three elements that each log their start
+//     and end to one file; with the cap of 1 the log must read start/end
+//     pairs one element at a time, in index order. Each element's -o
+//     out.%J.%I gets LSB_JOBINDEX, XCE_ARRAY_INDEX and LSB_JOBID (the
+//     array's ID, 1).
+//   - array 4, -J "k[1-4:3]": elements 4[1] and 4[4] (job IDs 4 and 5);
+//     `xce kill 4[4]` kills one element, `xce kill 4` the rest; a second
+//     `xce kill 4` fails: every element has ended.
+//
+// `xce jobs --json` shows each element with its array's "id" and its
+// "array_index"; the table shows ID[INDEX].
+func TestServeDevArray(t *testing.T) {
+	dir, run := serveDev(t)
+	script := `echo start $LSB_JOBINDEX >> log; echo $LSB_JOBINDEX $XCE_ARRAY_INDEX $LSB_JOBID; sleep 0.2; echo end $LSB_JOBINDEX >> log`
+	if code, out, errs := run("submit", "-J", "sw[1-3]%1", "-o", "out.%J.%I", "--", "sh", "-c", script); code != ExitOK || out != "Job <1> is submitted to queue <normal>.\n" {
+		t.Fatalf("submit array 1: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs := run("submit", "-J", "k[1-4:3]", "--", "sleep", "60"); code != ExitOK || out != "Job <4> is submitted to queue <normal>.\n" {
+		t.Fatalf("submit array 4: exit %d, %q %q", code, out, errs)
+	}
+	if code, _, errs := run("submit", "-J", "bad[1-3,x]", "--", "true"); code != ExitUsage || !strings.Contains(errs, "col 9: -J: expected a digit, got 'x'") {
+		t.Errorf("a bad index list: exit %d, %q", code, errs)
+	}
+	type job struct {
+		ID         int64  `json:"id"`
+		ArrayIndex int64  `json:"array_index"`
+		Job        int64  `json:"job"`
+		State      string `json:"state"`
+		EndReason  string `json:"end_reason"`
+	}
+	jobs := func(args ...string) []job {
+		_, out, _ := run(append([]string{"jobs", "-a", "--json"}, args...)...)
+		var rep struct{ Jobs []job }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return rep.Jobs
+	}
+	want := []job{{1, 1, 1, "", ""}, {1, 2, 2, "", ""}, {1, 3, 3, "", ""}, {4, 1, 4, "", ""}, {4, 4, 5, "", ""}}
+	js := jobs()
+	if len(js) != len(want) {
+		t.Fatalf("jobs: %+v, want %d", js, len(want))
+	}
+	for i, w := range want {
+		if js[i].ID != w.ID || js[i].ArrayIndex != w.ArrayIndex || js[i].Job != w.Job {
+			t.Errorf("jobs[%d] = %+v, want id %d array_index %d job %d", i, js[i], w.ID, w.ArrayIndex, w.Job)
+		}
+	}
+	if code, out, errs := run("kill", "4[4]"); code != ExitOK || out != "Job <4[4]> is being terminated\n" {
+		t.Errorf("kill 4[4]: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs := run("kill", "4"); code != ExitOK || out != "Job <4> is being terminated\n" {
+		t.Errorf("kill 4: exit %d, %q %q", code, out, errs)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		js = jobs()
+		done := 0
+		for _, j := range js {
+			if j.State == "DONE" || j.State == "EXIT" {
+				done++
+			}
+		}
+		if done == len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every element ended within 20 s: %+v", js)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i, st := range []string{"DONE", "DONE", "DONE", "EXIT", "EXIT"} {
+		if js[i].State != st {
+			t.Errorf("job %d[%d]: %s, want %s", js[i].ID, js[i].ArrayIndex, js[i].State, st)
+		}
+	}
+	if code, _, _ := run("kill", "4"); code != ExitFailure {
+		t.Errorf("killing an ended array: exit %d, want %d", code, ExitFailure)
+	}
+	if code, _, errs := run("jobs", "4[9]"); code != ExitFailure || !strings.Contains(errs, "job 4[9] does not exist") {
+		t.Errorf("jobs 4[9]: exit %d, %q", code, errs)
+	}
+	if js := jobs("1[2]"); len(js) != 1 || js[0].Job != 2 {
+		t.Errorf("jobs 1[2]: %+v", js)
+	}
+	if js := jobs("4"); len(js) != 2 || js[0].Job != 4 || js[1].Job != 5 {
+		t.Errorf("jobs 4 (the array): %+v", js)
+	}
+	if _, out, _ := run("jobs", "-a"); !strings.Contains(out, "\n1[2] ") || !strings.Contains(out, "\n4[4] ") {
+		t.Errorf("jobs -a table lacks 1[2] and 4[4]:\n%s", out)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil || string(log) != "start 1\nend 1\nstart 2\nend 2\nstart 3\nend 3\n" {
+		t.Errorf("with a cap of 1 the elements must run one at a time, in index order; the log reads %q (%v)", log, err)
+	}
+	for i := 1; i <= 3; i++ {
+		name := filepath.Join(dir, "out.1."+string(rune('0'+i)))
+		out, err := os.ReadFile(name)
+		if w := strings.Repeat(string(rune('0'+i))+" ", 2) + "1\n"; err != nil || string(out) != w {
+			t.Errorf("%s: %q (%v), want %q", name, out, err, w)
+		}
+	}
+}
