@@ -16,6 +16,7 @@ import (
 //     pairs one element at a time, in index order. Each element's -o
 //     out.%J.%I gets LSB_JOBINDEX, XCE_ARRAY_INDEX and LSB_JOBID (the
 //     array's ID, 1).
+//   - -J "big[1-1001]" is refused: more than max_array_size (1000).
 //   - array 4, -J "k[1-4:3]": elements 4[1] and 4[4] (job IDs 4 and 5);
 //     `xce kill 4[4]` kills one element, `xce kill 4` the rest; a second
 //     `xce kill 4` fails: every element has ended.
@@ -33,6 +34,9 @@ func TestServeDevArray(t *testing.T) {
 	}
 	if code, _, errs := run("submit", "-J", "bad[1-3,x]", "--", "true"); code != ExitUsage || !strings.Contains(errs, "col 9: -J: expected a digit, got 'x'") {
 		t.Errorf("a bad index list: exit %d, %q", code, errs)
+	}
+	if code, _, errs := run("submit", "-J", "big[1-1001]", "--", "true"); code != ExitUsage || !strings.Contains(errs, "more than 1000 elements") {
+		t.Errorf("an array over max_array_size (1000 by default): exit %d, %q", code, errs)
 	}
 	type job struct {
 		ID         int64  `json:"id"`
@@ -101,6 +105,10 @@ func TestServeDevArray(t *testing.T) {
 	}
 	if _, out, _ := run("jobs", "-a"); !strings.Contains(out, "\n1[2] ") || !strings.Contains(out, "\n4[4] ") {
 		t.Errorf("jobs -a table lacks 1[2] and 4[4]:\n%s", out)
+	}
+	// The simulator replays the log with the same decisions (parity).
+	if code, out, errs := run("sim", "verify", "--data", filepath.Join(dir, "data")); code != ExitOK {
+		t.Errorf("sim verify: exit %d, %s %s", code, out, errs)
 	}
 	log, err := os.ReadFile(filepath.Join(dir, "log"))
 	if err != nil || string(log) != "start 1\nend 1\nstart 2\nend 2\nstart 3\nend 3\n" {
