@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"github.com/xce-sched/xce/resreq"
+	"github.com/xce-sched/xce/depend"
 )
 
 // HostStatus is a host's administrative state.
@@ -183,6 +184,16 @@ type Job struct {
 	Array      JobID
 	ArrayIndex int64
 	ArrayLimit int
+	// Name is the job's name (-J; a scenario's name), which dependencies
+	// may refer to; "" for none.
+	Name string
+	// Depend is the job's dependency expression (-w; a scenario's
+	// depend), nil for none: the job pends with Dependency until it is
+	// satisfied (docs/dependencies.md).
+	Depend *depend.Expr
+	// ExitCode is the exit code the job ends with in a simulation (a
+	// scenario's exit_code; 0: it ends DONE, else EXIT).
+	ExitCode int
 }
 
 // MaxTime is the largest time, in seconds, a job or a simulation of jobs

@@ -21,8 +21,8 @@ type Gate interface {
 	Begin(now int64)
 	// Admit is asked about each gated pending job of the cycle, in the order
 	// the cycle considers them (queues by priority, each in its picker's
-	// order); false holds job back with a main reason and its detail
-	// (-1 for none). A job admitted counts as started for the rest of
+	// order); false holds job back with why (a main reason, its detail
+	// or -1, a note). A job admitted counts as started for the rest of
 	// the pass (so admitting never exceeds a cap, whatever then starts).
-	Admit(job *Job) (ok bool, reason Reason, detail int32)
+	Admit(job *Job) (ok bool, why PendReasons)
 }

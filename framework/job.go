@@ -55,4 +55,19 @@ type Job struct {
 	// Gated: a gate of the scheduler's profile applies to the job
 	// (Gate.Applies), which it asks in every cycle the job pends.
 	Gated bool
+	// ExitCode and Failed say how a Done job ended: its command's exit
+	// code, and whether it ended EXIT (a non-zero exit code, a signal,
+	// killed) rather than DONE. Cancelled: it was killed before it ever
+	// started (then Failed too).
+	ExitCode          int
+	Failed, Cancelled bool
+}
+
+// Lookup finds the scheduler's jobs (a gate that depends on other jobs,
+// such as dependencies, reads them through it).
+type Lookup interface {
+	// JobByID returns the job with ID id, nil when there is none.
+	JobByID(id cluster.JobID) *Job
+	// JobsByName returns the jobs of user named name, in ID order.
+	JobsByName(user, name string) []*Job
 }

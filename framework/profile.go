@@ -36,20 +36,23 @@ type QueueProfile struct {
 // none. Each is the registry name of an in-tree plugin (package
 // framework/plugins/...); a test there checks that they agree.
 const (
-	DefaultSeqAllocator = "seqjob"   // sequential jobs (JobFilter)
-	DefaultParAllocator = "parjob"   // every other job
-	DefaultPicker       = "priority" // a queue that names no picker
-	DefaultLimits       = "limit"    // the preparer of a cluster with limits
-	DefaultArray        = "array"    // the gate of job arrays' caps
+	DefaultSeqAllocator = "seqjob"     // sequential jobs (JobFilter)
+	DefaultParAllocator = "parjob"     // every other job
+	DefaultPicker       = "priority"   // a queue that names no picker
+	DefaultLimits       = "limit"      // the preparer of a cluster with limits
+	DefaultArray        = "array"      // the gate of job arrays' caps
+	DefaultDependency   = "dependency" // the gate of job dependencies
 )
 
 // ProfileFor returns the profile cluster c's configuration describes:
 // the seqjob and parjob allocators; the limit preparer when c has limits;
-// the array gate (it costs nothing while no array element pends); for
+// the dependency and array gates (they cost nothing while no job they
+// apply to pends; a job waiting on a dependency is not counted against
+// its array's cap); for
 // each queue its picker (priority when none is named) and its policy
 // (firstfit when none is named).
 func ProfileFor(c *cluster.Cluster) Profile {
-	p := Profile{Allocators: []string{DefaultSeqAllocator, DefaultParAllocator}, Gates: []string{DefaultArray}}
+	p := Profile{Allocators: []string{DefaultSeqAllocator, DefaultParAllocator}, Gates: []string{DefaultDependency, DefaultArray}}
 	if len(c.Limits) > 0 {
 		p.Preparers = []string{DefaultLimits}
 	}

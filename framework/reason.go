@@ -36,6 +36,13 @@ const (
 	// ArrayLimit: an element of a job array whose cap on elements running
 	// at once (%N) is reached.
 	ArrayLimit
+	// Dependency: the job's dependency expression is not satisfied yet
+	// (Note: the first condition not met).
+	Dependency
+	// DependencyNeverSatisfied: the job's dependency can never be
+	// satisfied (a job it waits for ended the other way); as in LSF, it
+	// stays pending until killed (Note: the condition).
+	DependencyNeverSatisfied
 
 	// Host reasons (counted per host; never a main reason).
 
@@ -59,25 +66,27 @@ const (
 )
 
 var reasonInfo = [numReasons]struct{ code, text string }{
-	None:                  {"", ""},
-	NoHostMatch:           {"NoHostMatch", "no open host satisfies the resource requirement's select[]"},
-	NotEnoughSlots:        {"NotEnoughSlots", "not enough free job slots on the matching hosts"},
-	NotEnoughResource:     {"NotEnoughResource", "not enough %s on the matching hosts"},
-	SpanUnsatisfiable:     {"SpanUnsatisfiable", "enough free slots, but not in the shape span[] or the compound terms require"},
-	SameUnsatisfiable:     {"SameUnsatisfiable", "no set of hosts with enough free slots shares the same[] attribute"},
-	SharedResource:        {"SharedResource", "shared resource %s is exhausted"},
-	LimitReached:          {"LimitReached", "limit %s is reached"},
-	QueueClosed:           {"QueueClosed", "the queue is closed"},
-	Priority:              {"Priority", "held back for an earlier job of the queue (strict FCFS order, or a backfill reservation)"},
-	BadRequest:            {"BadRequest", "the request can never be satisfied on this cluster: %s"},
-	ArrayLimit:            {"ArrayLimit", "the job array's limit of elements running at once is reached"},
-	HostClosed:            {"HostClosed", "closed"},
-	HostUnavail:           {"HostUnavail", "unavailable"},
-	HostSelect:            {"HostSelect", "select[] not satisfied"},
-	HostSame:              {"HostSame", "same[] attribute undefined or different"},
-	HostNotEnoughSlots:    {"HostNotEnoughSlots", "not enough job slots"},
-	HostNotEnoughResource: {"HostNotEnoughResource", "not enough %s"},
-	HostLimit:             {"HostLimit", "limit %s reached"},
+	None:                     {"", ""},
+	NoHostMatch:              {"NoHostMatch", "no open host satisfies the resource requirement's select[]"},
+	NotEnoughSlots:           {"NotEnoughSlots", "not enough free job slots on the matching hosts"},
+	NotEnoughResource:        {"NotEnoughResource", "not enough %s on the matching hosts"},
+	SpanUnsatisfiable:        {"SpanUnsatisfiable", "enough free slots, but not in the shape span[] or the compound terms require"},
+	SameUnsatisfiable:        {"SameUnsatisfiable", "no set of hosts with enough free slots shares the same[] attribute"},
+	SharedResource:           {"SharedResource", "shared resource %s is exhausted"},
+	LimitReached:             {"LimitReached", "limit %s is reached"},
+	QueueClosed:              {"QueueClosed", "the queue is closed"},
+	Priority:                 {"Priority", "held back for an earlier job of the queue (strict FCFS order, or a backfill reservation)"},
+	BadRequest:               {"BadRequest", "the request can never be satisfied on this cluster: %s"},
+	ArrayLimit:               {"ArrayLimit", "the job array's limit of elements running at once is reached"},
+	Dependency:               {"Dependency", "the dependency condition %s is not satisfied"},
+	DependencyNeverSatisfied: {"DependencyNeverSatisfied", "the dependency condition %s can never be satisfied"},
+	HostClosed:               {"HostClosed", "closed"},
+	HostUnavail:              {"HostUnavail", "unavailable"},
+	HostSelect:               {"HostSelect", "select[] not satisfied"},
+	HostSame:                 {"HostSame", "same[] attribute undefined or different"},
+	HostNotEnoughSlots:       {"HostNotEnoughSlots", "not enough job slots"},
+	HostNotEnoughResource:    {"HostNotEnoughResource", "not enough %s"},
+	HostLimit:                {"HostLimit", "limit %s reached"},
 }
 
 // String returns the stable code, e.g. "NotEnoughSlots".

@@ -16,6 +16,8 @@ type Handle struct {
 	// Queue is the queue a per-queue plugin (a picker) is built for, -1
 	// for cluster-wide plugins.
 	Queue cluster.QueueID
+	// Jobs finds the scheduler's jobs.
+	Jobs Lookup
 }
 
 // Factory builds a plugin instance for one scheduler.

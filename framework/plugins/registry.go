@@ -7,6 +7,7 @@ import (
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/plugins/array"
 	"github.com/xce-sched/xce/framework/plugins/conservative"
+	"github.com/xce-sched/xce/framework/plugins/dependency"
 	"github.com/xce-sched/xce/framework/plugins/easy"
 	"github.com/xce-sched/xce/framework/plugins/fairshare"
 	"github.com/xce-sched/xce/framework/plugins/fcfs"
@@ -20,7 +21,7 @@ import (
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
 // the seqjob and parjob allocators, the priority and fairshare pickers, the
 // fcfs, firstfit, easy and conservative policies, the limit preparer, and
-// the array gate.
+// the array and dependency gates.
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{}
 	must := func(err error) {
@@ -42,6 +43,12 @@ func NewInTreeRegistry() framework.Registry {
 	must(r.Register(easy.Name, func(framework.Handle) (framework.Plugin, error) { return easy.Plugin{}, nil }))
 	must(r.Register(conservative.Name, func(framework.Handle) (framework.Plugin, error) { return conservative.Plugin{}, nil }))
 	must(r.Register(array.Name, func(framework.Handle) (framework.Plugin, error) { return array.New(), nil }))
+	must(r.Register(dependency.Name, func(h framework.Handle) (framework.Plugin, error) {
+		if h.Jobs == nil {
+			return nil, errors.New("the dependency gate needs the scheduler's jobs (Handle.Jobs)")
+		}
+		return dependency.New(h.Jobs), nil
+	}))
 	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
 }

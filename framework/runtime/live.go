@@ -74,6 +74,7 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 		s.pending = slices.Delete(s.pending, i, i+1)
 	}
 	job.State, job.End, job.Reserved = framework.Done, now, nil
+	job.Failed, job.Cancelled = true, true
 	s.released, s.offPlan = true, true
 	return nil
 }

@@ -28,7 +28,11 @@ type Scheduler struct {
 	policies   []framework.Policy    // per queue
 	gates      []framework.Gate      // the profile's, in order
 	admitted   []*framework.Job      // scratch: the jobs the gates admitted
-	disp       dispatcher            // the cycles' dispatcher, reused
+	// waitsOnJobs: the last cycle held a job back on a dependency.
+	waitsOnJobs bool
+	byID        map[cluster.JobID]*framework.Job
+	byName      map[nameKey][]*framework.Job // per user and name (Lookup)
+	disp        dispatcher                   // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
@@ -70,6 +74,11 @@ type reqKey struct {
 // (or shared with an earlier job's equal one).
 func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 	job := &framework.Job{Spec: spec}
+	s.byID[spec.ID] = job
+	if spec.Name != "" {
+		k := nameKey{spec.User, spec.Name}
+		s.byName[k] = append(s.byName[k], job)
+	}
 	for _, g := range s.gates {
 		job.Gated = job.Gated || g.Applies(spec)
 	}
@@ -140,7 +149,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	if err := prof.Validate(c); err != nil {
 		return nil, err
 	}
-	h := framework.Handle{Cluster: c, State: s.State, Queue: -1}
+	s.byID, s.byName = map[cluster.JobID]*framework.Job{}, map[nameKey][]*framework.Job{}
+	h := framework.Handle{Cluster: c, State: s.State, Queue: -1, Jobs: s}
 	for _, name := range prof.Allocators {
 		a, err := newPlugin[framework.Allocator](opts.Registry, name, h, "an allocator")
 		if err != nil {
@@ -357,6 +367,11 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		lo = hi
 	}
 	s.wake = -1
+	if s.waitsOnJobs && d.nstarted > 0 {
+		// A job held on a dependency may wait for one of these starts
+		// (started()): it is looked at again a second on.
+		s.wake = satAdd(now, 1)
+	}
 	if d.vacated {
 		s.replanned = true
 		// Compression goes in priority order, each job re-planned with the
@@ -381,6 +396,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 // one lets the others move up (the cycle re-plans them, as after an end
 // off its estimate).
 func (s *Scheduler) gate(now int64) []*framework.Job {
+	s.waitsOnJobs = false
 	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated }) {
 		return s.order
 	}
@@ -390,8 +406,9 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 	s.admitted = s.admitted[:0]
 	for _, j := range s.order {
 		if j.Gated {
-			if ok, reason, detail := s.admitOne(j); !ok {
-				j.Reasons = framework.PendReasons{Main: reason, Detail: detail}
+			if ok, why := s.admitOne(j); !ok {
+				j.Reasons = why
+				s.waitsOnJobs = s.waitsOnJobs || why.Main == framework.Dependency
 				if j.Reserved != nil {
 					j.Reserved = nil
 					s.offPlan = true
@@ -406,13 +423,24 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 
 // admitOne asks every gate about job, in order; the first that holds it
 // back answers.
-func (s *Scheduler) admitOne(job *framework.Job) (bool, framework.Reason, int32) {
+func (s *Scheduler) admitOne(job *framework.Job) (bool, framework.PendReasons) {
 	for _, g := range s.gates {
-		if ok, reason, detail := g.Admit(job); !ok {
-			return false, reason, detail
+		if ok, why := g.Admit(job); !ok {
+			return false, why
 		}
 	}
-	return true, framework.None, -1
+	return true, framework.PendReasons{}
+}
+
+// nameKey is a job name of one user.
+type nameKey struct{ user, name string }
+
+// JobByID implements framework.Lookup.
+func (s *Scheduler) JobByID(id cluster.JobID) *framework.Job { return s.byID[id] }
+
+// JobsByName implements framework.Lookup.
+func (s *Scheduler) JobsByName(user, name string) []*framework.Job {
+	return s.byName[nameKey{user, name}]
 }
 
 // NextWake returns the earliest start of a reservation that the last
@@ -539,10 +567,20 @@ func (s *Scheduler) ReasonDetail(r framework.Reason, detail int32) string {
 
 // Finish ends a running job at time now (seconds): its allocation is
 // released, the committer forgets it, and it is Done with End = now.
+//
+// The job ends with its spec's ExitCode (a simulation's); FinishWith gives
+// the outcome of a real run.
 func (s *Scheduler) Finish(job *framework.Job, now int64) {
+	s.FinishWith(job, now, job.Spec.ExitCode, job.Spec.ExitCode != 0)
+}
+
+// FinishWith is Finish with the job's outcome: its exit code, and whether
+// it failed (ended EXIT: a non-zero exit code, a signal, killed).
+func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, failed bool) {
 	if job.State != framework.Running {
 		return
 	}
+	job.ExitCode, job.Failed = exitCode, failed
 	s.runner.Release(job)
 	s.removeRunning()
 	s.released = true

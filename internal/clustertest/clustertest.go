@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -40,6 +41,11 @@ type Job struct {
 	Array      cluster.JobID
 	Index      int64
 	ArrayLimit int
+	// Name, Depend (a dependency expression, parsed by Build) and
+	// ExitCode are cluster.Job's.
+	Name     string
+	Depend   string
+	ExitCode int
 }
 
 // Spec is a whole test cluster. Queues default to one "normal" firstfit
@@ -86,7 +92,12 @@ func Build(s Spec) *cluster.Cluster {
 		}
 		job := cluster.Job{ID: j.ID, User: j.User, Project: j.Project, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1),
 			ResReq: j.ResReq, Req: req, Runtime: j.Runtime, Estimate: j.Estimate, Start: j.Start,
-			Array: j.Array, ArrayIndex: j.Index, ArrayLimit: j.ArrayLimit}
+			Array: j.Array, ArrayIndex: j.Index, ArrayLimit: j.ArrayLimit, Name: j.Name, ExitCode: j.ExitCode}
+		if j.Depend != "" {
+			if job.Depend, err = depend.Parse(j.Depend); err != nil {
+				panic(err)
+			}
+		}
 		if j.Queue != "" {
 			q, ok := c.QueueByName(j.Queue)
 			if !ok {

@@ -43,16 +43,16 @@ func (p *Plugin) Begin(int64) { clear(p.admitted) }
 // Admit implements framework.Gate: an element is admitted while its
 // array's running and already admitted elements are fewer than its cap;
 // else it pends with ArrayLimit.
-func (p *Plugin) Admit(job *framework.Job) (bool, framework.Reason, int32) {
+func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 	s := job.Spec
 	if !p.Applies(s) {
-		return true, framework.None, -1
+		return true, framework.PendReasons{}
 	}
 	if p.running[s.Array]+p.admitted[s.Array] >= s.ArrayLimit {
-		return false, framework.ArrayLimit, -1
+		return false, framework.PendReasons{Main: framework.ArrayLimit, Detail: -1}
 	}
 	p.admitted[s.Array]++
-	return true, framework.None, -1
+	return true, framework.PendReasons{}
 }
 
 // JobStarted implements framework.Observer.
