@@ -1,8 +1,8 @@
 package cluster
 
 import (
-	"github.com/xce-sched/xce/resreq"
 	"github.com/xce-sched/xce/depend"
+	"github.com/xce-sched/xce/resreq"
 )
 
 // HostStatus is a host's administrative state.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
@@ -29,7 +30,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		return err
 	}
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
-		"resreq", "runtime", "estimate", "running_on", "start", "array"}
+		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code"}
 	ids := map[JobID]int{}
 	var latest, total int64 // the latest submit or start, and the runtimes, so far
 	l.running = map[int]ast.Node{}
@@ -172,6 +173,23 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 	if err := l.runningOn(fs, &j); err != nil {
 		return j, err
 	}
+	if j.Name, _, err = l.strField(fs, "name", ""); err != nil {
+		return j, err
+	}
+	if ds, dn, err := l.strField(fs, "depend", ""); err != nil {
+		return j, err
+	} else if ds != "" {
+		if j.Depend, err = depend.Parse(ds); err != nil {
+			se := l.errAt(dn, fieldPath(fs.path, "depend"), "%v", err)
+			se.cause = err
+			return j, se
+		}
+	}
+	code, err := l.intField(fs, "exit_code", 0, 255, 0)
+	if err != nil {
+		return j, err
+	}
+	j.ExitCode = int(code)
 	if l.has(fs, "start") {
 		e := fs.m["start"]
 		if j.RunningOn == nil {

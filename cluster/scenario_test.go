@@ -184,6 +184,9 @@ var errorCases = []struct {
 	{"array: id after it", h1 + "jobs:\n  - {id: 1, array: \"1-3\"}\n  - {id: 2}\n", 5, 10, "jobs[1].id", "duplicate job id 2 (first at jobs[0])"},
 	{"array: running", h1 + "jobs:\n  - {id: 1, array: \"1-2\", running_on: {a: 1}}\n", 4, 20, "jobs[0].array", "an array cannot have running_on"},
 	{"array: max size 0", h1 + "max_array_size: 0\n", 3, 17, "max_array_size", "must be >= 1"},
+	// Dependencies (docs/dependencies.md).
+	{"depend: syntax", h1 + "jobs:\n  - {id: 1, depend: \"done(\"}\n", 4, 21, "jobs[0].depend", "depend: col 6: expected a job ID or name"},
+	{"exit_code out of range", h1 + "jobs:\n  - {id: 1, exit_code: 256}\n", 4, 24, "jobs[0].exit_code", "must be <= 255"},
 }
 
 func TestParseErrors(t *testing.T) {

@@ -118,6 +118,10 @@ type Options struct {
 	Preparers []framework.Preparer
 	// NoUnsatCache turns the runner's unsatisfiable cache off.
 	NoUnsatCache bool
+	// Lookup is how gates find jobs (Handle.Jobs); nil means the
+	// scheduler's own (it knows only the jobs it was given). The live
+	// core gives one that knows every job of its log.
+	Lookup framework.Lookup
 	// EndSlack, in seconds (0 or more), is how much earlier than its
 	// estimated end (start + estimate) a job may end and still count as
 	// ending on plan: the kept reservations of conservative backfilling
@@ -150,7 +154,10 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	s.byID, s.byName = map[cluster.JobID]*framework.Job{}, map[nameKey][]*framework.Job{}
-	h := framework.Handle{Cluster: c, State: s.State, Queue: -1, Jobs: s}
+	h := framework.Handle{Cluster: c, State: s.State, Queue: -1, Jobs: framework.Lookup(s)}
+	if opts.Lookup != nil {
+		h.Jobs = opts.Lookup
+	}
 	for _, name := range prof.Allocators {
 		a, err := newPlugin[framework.Allocator](opts.Registry, name, h, "an allocator")
 		if err != nil {
@@ -563,6 +570,17 @@ func (s *Scheduler) ReasonDetail(r framework.Reason, detail int32) string {
 		}
 	}
 	return strconv.Itoa(int(detail))
+}
+
+// MainDetail renders what a pending job's main reason names: the
+// resource, shared resource or limit (ReasonDetail), or for a dependency
+// the condition not met (PendReasons.Note).
+func (s *Scheduler) MainDetail(pr *framework.PendReasons) string {
+	switch pr.Main {
+	case framework.Dependency, framework.DependencyNeverSatisfied:
+		return pr.Note
+	}
+	return s.ReasonDetail(pr.Main, pr.Detail)
 }
 
 // Finish ends a running job at time now (seconds): its allocation is

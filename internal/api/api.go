@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/internal/auth"
 	clipper "github.com/xce-sched/xce/internal/clip"
@@ -200,6 +201,9 @@ type JobRequest struct {
 	// Array makes the request a job array: its index list and cap,
 	// "1-10:2%3" (docs/arrays.md).
 	Array string `json:"array,omitempty"`
+	// Depend is a dependency expression, LSF's syntax
+	// (docs/dependencies.md).
+	Depend string `json:"depend,omitempty"`
 }
 
 // check returns why the job could never start, whatever the cluster: no
@@ -219,6 +223,11 @@ func (j *JobRequest) check() *Error {
 		return bad(".tasks_min", "bad task count %d,%d", j.TasksMin, j.TasksMax)
 	case j.Estimate < 0:
 		return bad(".estimate", "a negative run limit, %d s", j.Estimate)
+	}
+	if j.Depend != "" {
+		if _, err := depend.Parse(j.Depend); err != nil {
+			return bad(".depend", "%v", err)
+		}
 	}
 	for k, e := range j.Env {
 		if !strings.Contains(e, "=") {
@@ -282,7 +291,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		out := make([]event.Event, len(req.Jobs))
 		next := st.NextJob()
 		for i, j := range req.Jobs {
-			sub := &event.Submit{Job: next, Array: j.Array, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
+			sub := &event.Submit{Job: next, Array: j.Array, Depend: j.Depend, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
 				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
 				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
 				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}

@@ -88,9 +88,12 @@ func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report 
 			}
 			pr := &j.Reasons
 			jr.Reason = pr.Main.String()
-			jr.Detail = s.ReasonDetail(pr.Main, pr.Detail)
+			jr.Detail = s.MainDetail(pr)
 			jr.Text = pr.Main.Text(jr.Detail)
-			if pr.Main == framework.BadRequest {
+			switch pr.Main {
+			case framework.BadRequest:
+				jr.Text = pr.Main.Text(pr.Note)
+			case framework.Dependency, framework.DependencyNeverSatisfied:
 				jr.Text = pr.Main.Text(pr.Note)
 			}
 			if pr.Main == framework.SharedResource && len(pr.Shared) > 1 {

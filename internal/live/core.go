@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/internal/event"
@@ -37,6 +38,8 @@ type Core struct {
 	Sched   *runtime.Scheduler
 	jobs    map[event.JobID]*framework.Job // the scheduler's record of each unfinished job
 	reg     framework.Registry
+	ended   map[event.JobID]*framework.Job // ended jobs a dependency looked up (lookup.go)
+	names   map[nameKey][]event.JobID      // jobs by user and name, for dependencies
 }
 
 // New builds the core of cluster c (a configuration: hosts, shared
@@ -52,11 +55,13 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 	cfg := *c
 	cfg.Jobs = nil
 	cfg.Hosts = slices.Clone(c.Hosts) // their statuses are the core's
-	sched, err := runtime.New(&cfg, runtime.Options{Registry: reg, EndSlack: LiveSlack})
+	k := &Core{Cluster: &cfg, State: st, jobs: map[event.JobID]*framework.Job{}, reg: reg}
+	sched, err := runtime.New(&cfg, runtime.Options{Registry: reg, EndSlack: LiveSlack, Lookup: k})
 	if err != nil {
 		return nil, err
 	}
-	k := &Core{Cluster: &cfg, State: st, Sched: sched, jobs: map[event.JobID]*framework.Job{}, reg: reg}
+	k.Sched = sched
+	k.index(1)
 	for h := range cfg.Hosts {
 		k.setHost(cfg.Hosts[h].Name)
 	}
@@ -138,9 +143,15 @@ func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 	if est > 0 {
 		est += LiveSlack
 	}
+	var dep *depend.Expr
+	if sub.Depend != "" {
+		if dep, err = depend.Parse(sub.Depend); err != nil {
+			return nil, fmt.Errorf("job %d: dependency: %w", sub.Job, err)
+		}
+	}
 	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
 		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est,
-		Array: cluster.JobID(sub.ArrayJob), ArrayIndex: sub.ArrayIndex, ArrayLimit: sub.ArrayLimit}, nil
+		Array: cluster.JobID(sub.ArrayJob), ArrayIndex: sub.ArrayIndex, ArrayLimit: sub.ArrayLimit, Name: sub.Name, Depend: dep}, nil
 }
 
 // alloc turns a placement into the scheduler's allocation.
@@ -337,6 +348,11 @@ func (k *Core) checkSubmit(sub *event.Submit, at int64) (*cluster.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Depend != nil {
+		if err := k.checkRefs(spec.Depend, sub.Job); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := k.Sched.Compile(spec); err != nil {
 		return nil, fmt.Errorf("job %d: resource requirement: %w", spec.ID, err)
 	}
@@ -360,6 +376,7 @@ func (k *Core) Apply(e event.Event) error {
 	now := seconds(e.At)
 	switch e.Type {
 	case event.JobSubmitted:
+		k.index(e.Submit.Job)
 		// One job, or each element of an array (the state made them).
 		for id := e.Submit.Job; id < k.State.NextJob(); id++ {
 			if id != e.Submit.Job {
@@ -390,7 +407,8 @@ func (k *Core) Apply(e event.Event) error {
 			k.Sched.Requeue(j, now)
 			break
 		}
-		k.Sched.Finish(j, now)
+		f := e.Finished
+		k.Sched.FinishWith(j, now, f.ExitCode, f.ExitCode != 0 || f.Signal != "" || f.Reason != "")
 		delete(k.jobs, e.Finished.Job)
 	case event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened:
 		k.setHost(e.Host.Name)
@@ -402,7 +420,7 @@ func (k *Core) Apply(e event.Event) error {
 		if err != nil {
 			return fmt.Errorf("the state took the configuration, the scheduler did not: %w", err)
 		}
-		k.Cluster, k.Sched, k.jobs = nk.Cluster, nk.Sched, nk.jobs
+		k.Cluster, k.Sched, k.jobs, k.ended, k.names = nk.Cluster, nk.Sched, nk.jobs, nk.ended, nk.names
 	}
 	return nil
 }
@@ -433,7 +451,7 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 				continue // its decision, reasons and reservation stand
 			}
 			reason := j.Reasons.Main.String()
-			detail := k.Sched.ReasonDetail(j.Reasons.Main, j.Reasons.Detail)
+			detail := k.Sched.MainDetail(&j.Reasons)
 			if reason == sj.Reason && detail == sj.Detail && k.sameReservation(sj.Reserved, j.Reserved) {
 				continue
 			}

@@ -31,6 +31,8 @@ const (
 	MaxResReqCount = 64
 	// MaxJobName bounds -J, in bytes (LSF's limit for a job name).
 	MaxJobName = 4094
+	// MaxDepend bounds -w, in bytes.
+	MaxDepend = 4094
 	// MaxName bounds -q and -P, in bytes.
 	MaxName = 255
 	// MaxPath bounds -o and -e, in bytes.

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
@@ -25,6 +26,7 @@ const (
 	optProject             // -P project
 	optRerun               // -r, and -rn (not rerunnable)
 	optPack                // -pack file (command line only)
+	optDepend              // -w 'dependency_expression'
 	numOpts
 )
 
@@ -51,6 +53,8 @@ func lookup(name string) (o opt, value, ok bool) {
 		return optRerun, false, true
 	case "-pack", "--pack":
 		return optPack, true, true
+	case "-w":
+		return optDepend, true, true
 	}
 	return 0, false, false
 }
@@ -69,7 +73,7 @@ func lsfOnly(name string) bool {
 		"-network", "-nnodes", "-notify", "-oo", "-outdir", "-p",
 		"-ptl", "-Q", "-rcacct", "-rnc", "-S", "-s", "-sla", "-smt", "-sp",
 		"-stage", "-step_cgroup", "-T", "-t", "-ti", "-tty", "-U", "-u",
-		"-ul", "-v", "-We", "-w", "-wa", "-wt", "-x", "-XF", "-Zs", "-h",
+		"-ul", "-v", "-We", "-wa", "-wt", "-x", "-XF", "-Zs", "-h",
 		"-V", "-K0":
 		return true
 	}
@@ -93,6 +97,7 @@ type fields struct {
 	runMinutes int64
 	rerun      bool
 	pack       string
+	depend     string
 }
 
 // reqPart is one -R value and its parse.
@@ -128,6 +133,8 @@ func (f *fields) overlay(o *fields) {
 			f.project = o.project
 		case optRerun:
 			f.rerun = o.rerun
+		case optDepend:
+			f.depend = o.depend
 		case optPack:
 			f.pack = o.pack
 		}
@@ -237,6 +244,15 @@ func (f *fields) setValue(o opt, name string, v word) *Error {
 	case optProject:
 		if err = checkName(v, name, MaxName); err == nil {
 			f.project = v.val
+		}
+	case optDepend:
+		if err = checkText(v, name, MaxDepend); err == nil {
+			if _, derr := depend.Parse(v.val); derr != nil {
+				var de *depend.Error
+				errors.As(derr, &de)
+				return v.errAt(de.Col-1, name, "%s", de.Msg)
+			}
+			f.depend = v.val
 		}
 	case optName:
 		if err = checkText(v, name, MaxJobName); err == nil {

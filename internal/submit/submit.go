@@ -22,6 +22,7 @@ import (
 // Script is set.
 type Request struct {
 	Name    string // -J, verbatim (a job array's [...] and %limit included)
+	Depend  string // -w, as written
 	Queue   string // -q; "" for the default queue
 	Project string // -P
 	// TasksMin and TasksMax: -n min[,max]; without -n, the total of a
@@ -60,6 +61,7 @@ func (r *Request) Submit() event.Submit {
 		name, array = a.Name, a.Text
 	}
 	return event.Submit{
+		Depend:     r.Depend,
 		Array:      array,
 		Name:       name,
 		Queue:      r.Queue,
@@ -291,7 +293,7 @@ func finish(f *fields, cmd []word, script string) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{
-		Name: f.name, Queue: f.queue, Project: f.project,
+		Name: f.name, Depend: f.depend, Queue: f.queue, Project: f.project,
 		TasksMin: lo, TasksMax: hi,
 		ResReq: text, Req: req,
 		Estimate: f.runMinutes * 60,

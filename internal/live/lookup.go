@@ -1,0 +1,100 @@
+package live
+
+import (
+	"fmt"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/state"
+)
+
+// The core is the scheduler's framework.Lookup (runtime.Options.Lookup):
+// the scheduler holds only pending and running jobs, while a dependency
+// may name any job of the log, ended ones included (and a restarted
+// server's scheduler never saw those).
+
+// nameKey is a job name of one user.
+type nameKey struct{ user, name string }
+
+// JobByID implements framework.Lookup: the scheduler's job while it pends
+// or runs, else the job as the state says it ended (nil when there is no
+// such job, or it is in neither).
+func (k *Core) JobByID(id cluster.JobID) *framework.Job {
+	if j := k.jobs[event.JobID(id)]; j != nil {
+		return j
+	}
+	if j := k.ended[event.JobID(id)]; j != nil {
+		return j
+	}
+	sj := k.State.Job(int64(id))
+	if sj == nil || sj.State != state.Done && sj.State != state.Exit {
+		return nil
+	}
+	// An ended job's outcome is final: built once.
+	j := &framework.Job{Spec: &cluster.Job{ID: id, User: sj.User, Name: sj.Name, Array: cluster.JobID(sj.ArrayJob), ArrayIndex: sj.ArrayIndex},
+		State: framework.Done, ExitCode: sj.ExitCode, Failed: sj.State == state.Exit, Cancelled: sj.StartTime == 0}
+	if k.ended == nil {
+		k.ended = map[event.JobID]*framework.Job{}
+	}
+	k.ended[event.JobID(id)] = j
+	return j
+}
+
+// JobsByName implements framework.Lookup.
+func (k *Core) JobsByName(user, name string) []*framework.Job {
+	ids := k.names[nameKey{user, name}]
+	out := make([]*framework.Job, 0, len(ids))
+	for _, id := range ids {
+		if j := k.JobByID(cluster.JobID(id)); j != nil {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// index adds the state's jobs from ID from on to the name index.
+func (k *Core) index(from event.JobID) {
+	if k.names == nil {
+		k.names = map[nameKey][]event.JobID{}
+	}
+	for id := from; id < k.State.NextJob(); id++ {
+		if j := k.State.Job(id); j.Name != "" {
+			key := nameKey{j.User, j.Name}
+			k.names[key] = append(k.names[key], id)
+		}
+	}
+}
+
+// checkRefs refuses a dependency on a job ID that does not exist yet (as
+// LSF's bsub does): each ID must be of a job submitted before job, and an
+// array element it names must exist. Names are not checked: a name that
+// matches none of the user's jobs leaves the dependency unsatisfiable
+// until one is submitted.
+func (k *Core) checkRefs(e *depend.Expr, job event.JobID) error {
+	for _, r := range e.Refs() {
+		if r.Name != "" {
+			continue
+		}
+		j := k.State.Job(r.ID)
+		if j == nil || r.ID >= job {
+			return fmt.Errorf("job %d: dependency %s: job %d does not exist", job, e, r.ID)
+		}
+		if r.Index == 0 {
+			continue
+		}
+		found := false
+		for id := r.ID; !found; id++ {
+			el := k.State.Job(id)
+			if el == nil || el.ArrayJob != r.ID {
+				break
+			}
+			found = el.ArrayIndex == r.Index
+		}
+		if !found {
+			return fmt.Errorf("job %d: dependency %s: job %s does not exist", job, e, r)
+		}
+	}
+	return nil
+}
