@@ -194,6 +194,10 @@ type Job struct {
 	// ExitCode is the exit code the job ends with in a simulation (a
 	// scenario's exit_code; 0: it ends DONE, else EXIT).
 	ExitCode int
+	// ThinkTime, in seconds, is how long after the jobs its dependency
+	// names have ended the job may start (an SWF trace's field 18 with
+	// field 17 as the dependency; docs/dependencies.md); 0 for none.
+	ThinkTime int64
 }
 
 // MaxTime is the largest time, in seconds, a job or a simulation of jobs

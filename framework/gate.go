@@ -26,3 +26,11 @@ type Gate interface {
 	// the pass (so admitting never exceeds a cap, whatever then starts).
 	Admit(job *Job) (ok bool, why PendReasons)
 }
+
+// Waker is an optional Gate capability: after a pass, the time (seconds)
+// at which a job it held back becomes admissible with nothing else
+// happening (a think time running out), or -1. The scheduler runs a
+// cycle then (Scheduler.NextWake).
+type Waker interface {
+	Wake() int64
+}

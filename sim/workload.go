@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/resreq"
@@ -48,6 +49,11 @@ type Setup struct {
 	// PerEvent runs one cycle after every single event (Options.PerEvent)
 	// instead of one per event time.
 	PerEvent bool
+	// Dependencies makes SWF field 17 (the preceding job) a dependency,
+	// ended(preceding), and field 18 the think time after its end
+	// (cluster.Job.ThinkTime); a preceding job that is not in the
+	// workload (or was cleaned out) gives none (Prepared.Unlinked).
+	Dependencies bool
 }
 
 // Prepared is a workload ready to simulate.
@@ -56,7 +62,11 @@ type Prepared struct {
 	TotalSlots int
 	Dropped    int // jobs dropped by cleaning
 	Capped     int // run times capped at the requested time
-	PerEvent   bool
+	// Linked and Unlinked count the jobs with a preceding job (SWF field
+	// 17) that got a dependency, and those whose preceding job is not in
+	// the workload (Setup.Dependencies).
+	Linked, Unlinked int
+	PerEvent         bool
 	// Tick is the length of the jobs' time unit in seconds (0 means 1):
 	// a finer clock for a time-compressed history (FromHistory). The
 	// summary is given in seconds, and the bounded slowdown's τ is 10 s.
@@ -136,8 +146,46 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 			c.Jobs[len(c.Jobs)-1].Req = nil
 		}
 	}
+	if s.Dependencies {
+		if err := p.link(w); err != nil {
+			return nil, err
+		}
+	}
 	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	return p, nil
+}
+
+// link gives each kept job whose SWF record names a preceding job that
+// was kept the dependency ended(preceding) and its think time (at least
+// 0). The job keeps its recorded submit time: it starts no sooner than
+// that, nor than the think time after its preceding job ended.
+func (p *Prepared) link(w *Workload) error {
+	kept := make(map[int64]bool, len(p.Cluster.Jobs))
+	for _, j := range p.Cluster.Jobs {
+		kept[int64(j.ID)] = true
+	}
+	rec := make(map[int64]*swf.Job, len(w.Jobs))
+	for i := range w.Jobs {
+		rec[w.Jobs[i].ID] = &w.Jobs[i]
+	}
+	for i := range p.Cluster.Jobs {
+		j := &p.Cluster.Jobs[i]
+		r := rec[int64(j.ID)]
+		if r == nil || r.PrecedingID <= 0 {
+			continue
+		}
+		if !kept[r.PrecedingID] || r.PrecedingID == int64(j.ID) {
+			p.Unlinked++
+			continue
+		}
+		e, err := depend.Parse("ended(" + strconv.FormatInt(r.PrecedingID, 10) + ")")
+		if err != nil {
+			return err
+		}
+		j.Depend, j.ThinkTime = e, max(r.ThinkTime, 0)
+		p.Linked++
+	}
+	return nil
 }
 
 // checkWorkload checks that job numbers are unique and times at most

@@ -379,6 +379,13 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		// (started()): it is looked at again a second on.
 		s.wake = satAdd(now, 1)
 	}
+	for _, g := range s.gates {
+		if w, ok := g.(framework.Waker); ok && s.waitsOnJobs {
+			if at := w.Wake(); at >= 0 && (s.wake < 0 || at < s.wake) {
+				s.wake = at
+			}
+		}
+	}
 	if d.vacated {
 		s.replanned = true
 		// Compression goes in priority order, each job re-planned with the

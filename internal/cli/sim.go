@@ -29,7 +29,7 @@ type simFlags struct {
 	tick                                      time.Duration
 	hosts, slots, jobs                        int
 	seed                                      uint64
-	asJSON, skipBad, noClean                  bool
+	asJSON, skipBad, noClean, dependencies    bool
 }
 
 // Defaults of the built-in workload (docs/simulator.md).
@@ -66,6 +66,7 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.BoolVar(&f.asJSON, "json", false, "print the metrics as JSON")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (and report how many) instead of failing")
 	fl.StringVar(&f.cycle, "cycle", "per-time", "when cycles run: per-time (one after all the events of a second) or per-event (one after every submission, then every job end, as pyss)")
+	fl.BoolVar(&f.dependencies, "dependencies", false, "make SWF field 17 (preceding job) a dependency: the job starts once it ended, and field 18's think time after that (docs/dependencies.md)")
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
 	fl.StringVar(&f.fromData, "from-data", "", "replay the job history of a live server's data `DIR` (its event log) instead of a workload, beside what really happened")
 	fl.StringVar(&f.config, "config", "", "with --from-data: replace the server's configuration with this file's (hosts, queues, limits)")
@@ -85,7 +86,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if f.config != "" || cmd.Flags().Changed("tick") {
 		return badInput(errors.New("--config and --tick go with --from-data (a scenario for a workload is --cluster)"))
 	}
-	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event"}
+	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event",
+		Dependencies: f.dependencies}
 	if f.cycle != "per-time" && f.cycle != "per-event" {
 		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
 	}

@@ -6,6 +6,8 @@
 package dependency
 
 import (
+	"strconv"
+
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework"
@@ -22,9 +24,15 @@ type Plugin struct {
 	self *framework.Job // the job being admitted (its user names jobs)
 	look depend.Lookup  // bound once to the plugin
 	buf  []depend.Job
+	now  int64 // the pass's time
+	wake int64 // Wake
+	last int64 // the latest end among the jobs the last lookups named
 }
 
-var _ framework.Gate = (*Plugin)(nil)
+var (
+	_ framework.Gate  = (*Plugin)(nil)
+	_ framework.Waker = (*Plugin)(nil)
+)
 
 // New returns the dependency gate reading jobs through jobs.
 func New(jobs framework.Lookup) *Plugin {
@@ -40,7 +48,11 @@ func (*Plugin) Name() string { return Name }
 func (*Plugin) Applies(spec *cluster.Job) bool { return spec.Depend != nil }
 
 // Begin implements framework.Gate.
-func (*Plugin) Begin(int64) {}
+func (p *Plugin) Begin(now int64) { p.now, p.wake = now, -1 }
+
+// Wake implements framework.Waker: the earliest end of a think time that
+// holds a job back, or -1.
+func (p *Plugin) Wake() int64 { return p.wake }
 
 // Admit implements framework.Gate: a job is admitted once its expression
 // is satisfied.
@@ -49,9 +61,19 @@ func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 	if e == nil {
 		return true, framework.PendReasons{}
 	}
-	p.self = job
+	p.self, p.last = job, 0
 	switch e.Eval(p.look) {
 	case depend.Satisfied:
+		think := job.Spec.ThinkTime
+		if at := p.last + think; think > 0 && p.now < at {
+			// The user "thinks" that long after the jobs it waits for
+			// ended (an SWF trace's field 18).
+			if p.wake < 0 || at < p.wake {
+				p.wake = at
+			}
+			return false, framework.PendReasons{Main: framework.Dependency, Detail: -1,
+				Note: e.String() + " and " + strconv.FormatInt(think, 10) + " s of think time"}
+		}
 		return true, framework.PendReasons{}
 	case depend.Never:
 		return false, framework.PendReasons{Main: framework.DependencyNeverSatisfied, Detail: -1, Note: e.Unmet(p.look)}
@@ -67,7 +89,7 @@ func (p *Plugin) lookup(r depend.Ref) []depend.Job {
 	if r.Name != "" {
 		for _, j := range p.jobs.JobsByName(p.self.Spec.User, r.Name) {
 			if j != p.self {
-				p.buf = append(p.buf, status(j))
+				p.buf = append(p.buf, p.status(j))
 			}
 		}
 		return p.buf
@@ -78,7 +100,7 @@ func (p *Plugin) lookup(r depend.Ref) []depend.Job {
 	}
 	if j.Spec.Array != cluster.JobID(r.ID) {
 		if r.Index == 0 {
-			p.buf = append(p.buf, status(j))
+			p.buf = append(p.buf, p.status(j))
 		}
 		return p.buf
 	}
@@ -88,10 +110,19 @@ func (p *Plugin) lookup(r depend.Ref) []depend.Job {
 			break
 		}
 		if r.Index == 0 || el.Spec.ArrayIndex == r.Index {
-			p.buf = append(p.buf, status(el))
+			p.buf = append(p.buf, p.status(el))
 		}
 	}
 	return p.buf
+}
+
+// status is what depend needs of j; it notes the latest end of the jobs
+// looked up (for the think time).
+func (p *Plugin) status(j *framework.Job) depend.Job {
+	if j.State == framework.Done {
+		p.last = max(p.last, j.End)
+	}
+	return status(j)
 }
 
 // status is what depend needs of j.
