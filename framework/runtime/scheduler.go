@@ -419,7 +419,10 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 	}
 	s.admitted = s.admitted[:0]
 	for _, j := range s.order {
-		if j.Gated {
+		// A job that can never run (BadRequest, or over a limit's maximum)
+		// goes on to pend with that reason: it takes no place under an
+		// array's cap, nor waits on a dependency first.
+		if j.Gated && s.runner.NeverFits(j) == "" && !s.runner.isStuck(j) {
 			if ok, why := s.admitOne(j); !ok {
 				j.Reasons = why
 				s.waitsOnJobs = s.waitsOnJobs || why.Main == framework.Dependency

@@ -1,0 +1,182 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	ct "github.com/xce-sched/xce/internal/clustertest"
+	"github.com/xce-sched/xce/sim"
+)
+
+// TestPropertyGates (issue 14): over random traces mixing job arrays with
+// caps, dependencies on earlier jobs (by ID, array, element and name, with
+// every condition and operator), exit codes, and every policy, over
+// many cycles:
+//   - no slot or memory is ever over-committed (State.CheckInvariants,
+//     bruteCheck);
+//   - no array ever runs more elements than its cap;
+//   - no job starts unless its dependency holds on the jobs' states before
+//     its cycle (an oracle of this test's own records: a job ended by t
+//     when its end is at most t, started before t when its start is),
+//     evaluated by depend.Eval;
+//   - at the end, every job ran, or pends with a dependency that is not
+//     satisfied by then (by the oracle), or with BadRequest.
+func TestPropertyGates(t *testing.T) {
+	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
+		policies := []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative}
+		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: rapid.SampledFrom(policies).Draw(t, "policy"), Picker: "priority"}}}
+		total := 0
+		for i := range rapid.IntRange(1, 3).Draw(t, "hosts") {
+			n := rapid.IntRange(1, 4).Draw(t, "slots")
+			total += n
+			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem"))})
+		}
+		shapes := []string{"", "", "rusage[mem=1]", "span[hosts=1]"}
+		conds := []string{"done(%s)", "exit(%s)", "exit(%s, >0)", "exit(%s, 2)", "ended(%s)", "started(%s)", "%s"}
+		id := cluster.JobID(1)
+		for k := range rapid.IntRange(1, 10).Draw(t, "items") {
+			rt := int64(rapid.IntRange(1, 20).Draw(t, "runtime"))
+			base := ct.Job{Submit: int64(rapid.IntRange(0, 30).Draw(t, "submit")), Min: rapid.IntRange(1, total).Draw(t, "tasks"),
+				ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: rt + int64(rapid.IntRange(0, 5).Draw(t, "over")),
+				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name")}
+			if id > 1 && rapid.Bool().Draw(t, "depends") {
+				var terms []string
+				for range rapid.IntRange(1, 3).Draw(t, "terms") {
+					ref := fmt.Sprint(rapid.IntRange(1, int(id)-1).Draw(t, "ref"))
+					if rapid.IntRange(0, 4).Draw(t, "by name") == 0 {
+						ref = rapid.SampledFrom([]string{`"a"`, `"b"`}).Draw(t, "ref name")
+					}
+					term := fmt.Sprintf(rapid.SampledFrom(conds).Draw(t, "cond"), ref)
+					if rapid.IntRange(0, 5).Draw(t, "not") == 0 {
+						term = "!" + term
+					}
+					terms = append(terms, term)
+				}
+				expr := terms[0]
+				for _, term := range terms[1:] {
+					expr += rapid.SampledFrom([]string{" && ", " || "}).Draw(t, "op") + term
+				}
+				base.Depend = expr
+			}
+			n := 1
+			if rapid.IntRange(0, 2).Draw(t, "array") == 0 {
+				n = rapid.IntRange(1, 5).Draw(t, "elements")
+			}
+			limit := rapid.IntRange(0, 3).Draw(t, "cap")
+			_ = k
+			for e := range n {
+				j := base
+				j.ID = id + cluster.JobID(e)
+				if n > 1 {
+					j.Array, j.Index, j.ArrayLimit = id, int64(e+1), limit
+				}
+				spec.Jobs = append(spec.Jobs, j)
+			}
+			id += cluster.JobID(n)
+		}
+		c := ct.Build(spec)
+		s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, end := map[cluster.JobID]int64{}, map[cluster.JobID]int64{}
+		code := map[cluster.JobID]int{}
+		for i := range c.Jobs {
+			code[c.Jobs[i].ID] = c.Jobs[i].ExitCode
+		}
+		// look is the oracle's view of the jobs before the cycle at now.
+		look := func(now int64, self *cluster.Job) depend.Lookup {
+			one := func(j *cluster.Job) depend.Job {
+				st, started := start[j.ID]
+				en, ended := end[j.ID]
+				switch {
+				case ended && en <= now && code[j.ID] == 0:
+					return depend.Job{State: depend.Done, Started: true}
+				case ended && en <= now:
+					return depend.Job{State: depend.Exit, ExitCode: code[j.ID], Started: true}
+				case started && st < now:
+					return depend.Job{State: depend.Running, Started: true}
+				}
+				return depend.Job{State: depend.Pending}
+			}
+			return func(r depend.Ref) []depend.Job {
+				var out []depend.Job
+				for i := range c.Jobs {
+					j := &c.Jobs[i]
+					switch {
+					case r.Name != "":
+						if j.Name == r.Name && j.User == self.User && j != self {
+							out = append(out, one(j))
+						}
+					case r.Index != 0:
+						if j.Array == cluster.JobID(r.ID) && j.ArrayIndex == r.Index {
+							out = append(out, one(j))
+						}
+					case int64(j.ID) == r.ID && j.Array != j.ID, int64(j.Array) == r.ID:
+						out = append(out, one(j))
+					}
+				}
+				return out
+			}
+		}
+		cycles := 0
+		observe := func(e *sim.Event) {
+			if cycles++; cycles > 10_000 {
+				for _, j := range s.Jobs {
+					t.Logf("job %d %v start %d end %d reasons %v %s depend %v array %d cap %d", j.Spec.ID, j.State, j.Start, j.End, j.Reasons.Main, j.Reasons.Note, j.Spec.Depend, j.Spec.Array, j.Spec.ArrayLimit)
+				}
+				t.Fatalf("t=%d: more than 10,000 cycles", e.Now)
+			}
+			for _, j := range e.Ended {
+				end[j.Spec.ID] = j.End
+			}
+			if err := s.State.CheckInvariants(); err != nil {
+				t.Fatalf("t=%d: %v", e.Now, err)
+			}
+			if err := bruteCheck(c, s, e.Now); err != nil {
+				t.Fatalf("after the cycle at %d: %v", e.Now, err)
+			}
+			running := map[cluster.JobID]int{}
+			for _, j := range s.Jobs {
+				if j.State == framework.Running && j.Spec.Array != 0 {
+					running[j.Spec.Array]++
+					if l := j.Spec.ArrayLimit; l > 0 && running[j.Spec.Array] > l {
+						t.Fatalf("t=%d: array %d runs %d elements, over its cap of %d", e.Now, j.Spec.Array, running[j.Spec.Array], l)
+					}
+				}
+			}
+			for _, j := range e.Considered {
+				if j.State != framework.Running || j.Start != e.Now {
+					continue
+				}
+				if d := j.Spec.Depend; d != nil {
+					if got := d.Eval(look(e.Now, j.Spec)); got != depend.Satisfied {
+						t.Fatalf("t=%d: job %d started though %s is %d", e.Now, j.Spec.ID, d, got)
+					}
+				}
+				start[j.Spec.ID] = e.Now
+			}
+		}
+		if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: observe}); err != nil {
+			t.Fatal(err)
+		}
+		last := int64(math.MaxInt64 / 4)
+		for _, j := range s.Jobs {
+			if j.State == framework.Done || j.Reasons.Main == framework.BadRequest || j.Reasons.Stuck {
+				continue
+			}
+			if d := j.Spec.Depend; d == nil || d.Eval(look(last, j.Spec)) == depend.Satisfied {
+				t.Fatalf("job %d did not complete: %v %v (%s)", j.Spec.ID, j.State, j.Reasons.Main, j.Reasons.Note)
+			}
+		}
+	})
+}
