@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/plugins"
 	xrt "github.com/xce-sched/xce/framework/runtime"
@@ -102,8 +103,10 @@ func TestMixedCycle(t *testing.T) {
 // benchMixed times one cycle over the mixed cluster and reports how many
 // single-slot and parallel jobs it placed, and each count over the cycle's
 // time (issue 7: at least 500,000 single-slot and 50,000 parallel jobs/s).
-func benchMixed(b *testing.B, policy cluster.Policy) {
-	c := mixedCluster(policy)
+func benchMixed(b *testing.B, policy cluster.Policy) { benchMixedOn(b, mixedCluster(policy)) }
+
+// benchMixedOn is benchMixed on cluster c.
+func benchMixedOn(b *testing.B, c *cluster.Cluster) {
 	b.ReportAllocs()
 	var seq, par int
 	for b.Loop() {
@@ -183,4 +186,37 @@ func BenchmarkStatePerPendingJob(b *testing.B) {
 		runtime.KeepAlive(s1)
 	}
 	b.ReportMetric(per, "B/pending-job")
+}
+
+// mixedGatedCluster is mixedCluster with 10% of the jobs elements of job
+// arrays (those with i%10 == 5: every 100 consecutive jobs' ten form an
+// array capped at 5 running) and 10% with a dependency (i%10 == 6:
+// done() of the job submitted just before, which pends or runs in the
+// cycle): issue 14's benchmark.
+func mixedGatedCluster(policy cluster.Policy) *cluster.Cluster {
+	c := mixedClusterN(policy, 10000, 100000)
+	for i := range c.Jobs {
+		j := &c.Jobs[i]
+		switch i % 10 {
+		case 5:
+			j.Array, j.ArrayIndex, j.ArrayLimit = cluster.JobID(i/100*100+6), int64(i%100/10+1), 5
+		case 6:
+			e, err := depend.Parse(fmt.Sprintf("done(%d)", i))
+			if err != nil {
+				panic(err)
+			}
+			j.Depend = e
+		}
+	}
+	return c
+}
+
+// BenchmarkMixedCycleGatedFCFS and BenchmarkMixedCycleGatedEASY: one cycle
+// of mixedGatedCluster, to compare with BenchmarkMixedCycleFCFS and
+// BenchmarkMixedCycleEASY (issue 14: within 20%).
+func BenchmarkMixedCycleGatedFCFS(b *testing.B) {
+	benchMixedOn(b, mixedGatedCluster(cluster.PolicyFCFS))
+}
+func BenchmarkMixedCycleGatedEASY(b *testing.B) {
+	benchMixedOn(b, mixedGatedCluster(cluster.PolicyEASY))
 }
