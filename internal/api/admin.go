@@ -42,10 +42,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 	var missing *Error
 	var id int64
 	h.loop.View(func(k *live.Core) {
-		j, e := oneJob(k.State, sel)
-		if e == nil && private && j.User != c.User {
-			e = &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
-		}
+		j, e := oneJob(k.State, sel, private, c.User)
 		if e != nil {
 			missing = e
 			return

@@ -81,12 +81,13 @@ func elementsOf(j *JobRequest) (int64, *Error) {
 }
 
 // oneJob returns the one job sel names in st, for the routes about one job
-// (history, why): nil with 404 when there is none, 400 when sel names a
-// whole array of more than one element.
-func oneJob(st *state.State, sel selector) (*state.Job, *Error) {
+// (history, why): nil with 404 when there is none (or, with private, it is
+// not user's: another user's private job is not there), 400 when sel
+// names a whole array of more than one element.
+func oneJob(st *state.State, sel selector, private bool, user string) (*state.Job, *Error) {
 	js := selectJobs(st, sel)
 	switch {
-	case len(js) == 0:
+	case len(js) == 0 || private && js[0].User != user:
 		return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
 	case len(js) > 1:
 		return nil, &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("job %s is an array of %d elements: name one, as %d[INDEX]", sel, len(js), sel.ID)}
