@@ -321,7 +321,9 @@ func (h *Hub) Report(ctx context.Context, req *ReportRequest) ([]bool, error) {
 			}
 			ev = event.Event{Type: event.JobFinished, Finished: fin}
 		}
-		makes[i] = h.maker(req.Name, ev)
+		// An attempt the agent never started and lost (it was stopping)
+		// goes back to pending whatever the job: it cannot have run.
+		makes[i] = h.maker(req.Name, ev, r.Kind == KindFinished && r.Lost && r.Unstarted)
 	}
 	applied := make([]bool, len(makes))
 	var errs []error

@@ -114,16 +114,19 @@ type OrdersReply struct {
 // (ExitCode, Signal, and Reason when it did not end by itself: "killed",
 // "not started: ..."). Lost: the agent lost the job (it stopped or
 // restarted while the job ran); the server then puts a rerunnable job
-// back to pending.
+// back to pending. Unstarted: the agent never started the attempt (its
+// launch failed); lost so, any job goes back to pending, since it cannot
+// have run.
 type Report struct {
-	Kind     string      `json:"kind"`
-	Job      event.JobID `json:"job"`
-	Attempt  int         `json:"attempt"`
-	PID      int         `json:"pid,omitempty"`
-	ExitCode int         `json:"exit_code,omitempty"`
-	Signal   string      `json:"signal,omitempty"`
-	Reason   string      `json:"reason,omitempty"`
-	Lost     bool        `json:"lost,omitempty"`
+	Kind      string      `json:"kind"`
+	Job       event.JobID `json:"job"`
+	Attempt   int         `json:"attempt"`
+	PID       int         `json:"pid,omitempty"`
+	ExitCode  int         `json:"exit_code,omitempty"`
+	Signal    string      `json:"signal,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	Lost      bool        `json:"lost,omitempty"`
+	Unstarted bool        `json:"unstarted,omitempty"`
 }
 
 // MaxReports is the most reports a ReportRequest may carry.

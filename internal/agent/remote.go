@@ -398,7 +398,7 @@ func (r *Remote) run(ctx context.Context, k key, o Order) {
 	spec.WorkBase, spec.AllowRoot = filepath.Join(r.o.Dir, "work"), o.AllowRoot
 	proc, err := launch.Start(ctx, spec)
 	if err != nil {
-		rep := Report{ExitCode: -1, Reason: "not started: " + err.Error()}
+		rep := Report{ExitCode: -1, Reason: "not started: " + err.Error(), Unstarted: true}
 		if ctx.Err() != nil || r.j.isStopping() {
 			rep.Reason, rep.Lost = ReasonAgentStopped, true
 		}

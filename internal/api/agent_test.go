@@ -33,6 +33,7 @@ func FuzzAgentRequest(f *testing.F) {
 	f.Add(true, []byte(`{"name":"h1","session":"ab","reports":[{"kind":"started","job":1,"attempt":1,"pid":7}]}`))
 	f.Add(true, []byte(`{"name":"h1","session":"ab","reports":[{"kind":"started","job":1,"attempt":2,"pid":7},{"kind":"finished","job":1,"attempt":2,"exit_code":130,"signal":"SIGINT","reason":"killed","lost":true}]}`))
 	f.Add(true, []byte(`{"name":"h1","session":"ab","reports":[{"kind":"started","job":1,"attempt":1,"pid":7}]} {}`))
+	f.Add(true, []byte(`{"name":"h1","session":"ab","reports":[{"kind":"finished","job":1,"attempt":1,"exit_code":-1,"reason":"its agent stopped","lost":true,"unstarted":true}]}`))
 	f.Add(true, []byte(`{"name":"h1","session":"ab","reports":[{"kind":"started","job":1e3,"attempt":1,"pid":7}]}`))
 	f.Add(true, []byte(`{"name":"h1","session":"ab","kind":"started","job":1,"attempt":1,"pid":7}`))
 	f.Fuzz(func(t *testing.T, report bool, body []byte) {
