@@ -173,9 +173,14 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 	if err := l.runningOn(fs, &j); err != nil {
 		return j, err
 	}
-	if j.Name, _, err = l.strField(fs, "name", ""); err != nil {
+	name, nn, err := l.strField(fs, "name", "")
+	if err != nil {
 		return j, err
 	}
+	if i := strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		return j, l.errAt(nn, fieldPath(fs.path, "name"), "control character %q in the job name", name[i])
+	}
+	j.Name = name
 	if ds, dn, err := l.strField(fs, "depend", ""); err != nil {
 		return j, err
 	} else if ds != "" {

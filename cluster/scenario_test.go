@@ -186,6 +186,7 @@ var errorCases = []struct {
 	{"array: max size 0", h1 + "max_array_size: 0\n", 3, 17, "max_array_size", "must be >= 1"},
 	// Dependencies (docs/dependencies.md).
 	{"depend: syntax", h1 + "jobs:\n  - {id: 1, depend: \"done(\"}\n", 4, 21, "jobs[0].depend", "depend: col 6: expected a job ID or name"},
+	{"job name with a tab", h1 + "jobs:\n  - {id: 1, name: \"a\\tb\"}\n", 4, 19, "jobs[0].name", "control character '\\t' in the job name"},
 	{"exit_code out of range", h1 + "jobs:\n  - {id: 1, exit_code: 256}\n", 4, 24, "jobs[0].exit_code", "must be <= 255"},
 }
 

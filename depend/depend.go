@@ -17,8 +17,14 @@ import (
 )
 
 // MaxDepth bounds the nesting of parentheses and '!' (the parser is
-// recursive).
-const MaxDepth = 100
+// recursive); MaxConditions the conditions of one expression.
+const (
+	MaxDepth      = 100
+	MaxConditions = 1000
+)
+
+// MaxIndex is the largest array index a reference may name (jobarray's).
+const MaxIndex = 2_147_483_646
 
 // Truth is what a dependency says of its job now.
 type Truth uint8
@@ -114,7 +120,8 @@ func (e *Expr) Unmet(look Lookup) string {
 type node interface {
 	eval(Lookup) Truth
 	walk(func(*cond))
-	String() string
+	// write appends the canonical form (linear in the expression's size).
+	write(b *strings.Builder)
 }
 
 type and struct{ l, r node }
@@ -156,13 +163,13 @@ func (n and) walk(f func(*cond)) { n.l.walk(f); n.r.walk(f) }
 func (n or) walk(f func(*cond))  { n.l.walk(f); n.r.walk(f) }
 func (n not) walk(f func(*cond)) { n.x.walk(f) }
 
-func (n and) String() string { return wrap(n.l, 1) + " && " + wrap(n.r, 1) }
-func (n or) String() string  { return wrap(n.l, 0) + " || " + wrap(n.r, 0) }
-func (n not) String() string { return "!" + wrap(n.x, 2) }
+func (n and) write(b *strings.Builder) { wrap(b, n.l, 1); b.WriteString(" && "); wrap(b, n.r, 1) }
+func (n or) write(b *strings.Builder)  { wrap(b, n.l, 0); b.WriteString(" || "); wrap(b, n.r, 0) }
+func (n not) write(b *strings.Builder) { b.WriteByte('!'); wrap(b, n.x, 2) }
 
-// wrap parenthesizes x when it binds more loosely than the context
-// (0: ||, 1: &&, 2: !).
-func wrap(x node, ctx int) string {
+// wrap writes x, in parentheses when it binds more loosely than the
+// context (0: ||, 1: &&, 2: !).
+func wrap(b *strings.Builder, x node, ctx int) {
 	p := 3
 	switch x.(type) {
 	case or:
@@ -171,9 +178,12 @@ func wrap(x node, ctx int) string {
 		p = 1
 	}
 	if p < ctx {
-		return "(" + x.String() + ")"
+		b.WriteByte('(')
+		x.write(b)
+		b.WriteByte(')')
+		return
 	}
-	return x.String()
+	x.write(b)
 }
 
 // Kind is a condition's name.
@@ -202,11 +212,21 @@ type cond struct {
 func (c *cond) walk(f func(*cond)) { f(c) }
 
 func (c *cond) String() string {
-	s := kindNames[c.kind] + "(" + c.ref.String()
+	var b strings.Builder
+	c.write(&b)
+	return b.String()
+}
+
+func (c *cond) write(b *strings.Builder) {
+	b.WriteString(kindNames[c.kind])
+	b.WriteByte('(')
+	b.WriteString(c.ref.String())
 	if c.hasCode {
-		s += ", " + c.op + strconv.Itoa(c.code)
+		b.WriteString(", ")
+		b.WriteString(c.op)
+		b.WriteString(strconv.Itoa(c.code))
 	}
-	return s + ")"
+	b.WriteByte(')')
 }
 
 // eval: every job the reference names must meet the condition.
@@ -303,12 +323,15 @@ func Parse(s string) (*Expr, error) {
 	if p.skip(); p.pos < len(s) {
 		return nil, p.errf(p.pos, "unexpected %q", p.peekWord())
 	}
-	return &Expr{root: root, text: root.String()}, nil
+	var b strings.Builder
+	root.write(&b)
+	return &Expr{root: root, text: b.String()}, nil
 }
 
 type parser struct {
-	s   string
-	pos int
+	s     string
+	pos   int
+	conds int // conditions read so far
 }
 
 func (p *parser) errf(at int, format string, args ...any) *Error {
@@ -371,7 +394,7 @@ func (p *parser) and(depth int) (node, error) {
 
 func (p *parser) unary(depth int) (node, error) {
 	p.skip()
-	if depth >= MaxDepth {
+	if depth > MaxDepth {
 		return nil, p.errf(p.pos, "nested more than %d deep", MaxDepth)
 	}
 	if p.pos < len(p.s) && p.s[p.pos] == '!' && !strings.HasPrefix(p.s[p.pos:], "!=") {
@@ -399,6 +422,9 @@ func (p *parser) unary(depth int) (node, error) {
 func (p *parser) condition() (node, error) {
 	p.skip()
 	start := p.pos
+	if p.conds++; p.conds > MaxConditions {
+		return nil, p.errf(start, "more than %d conditions", MaxConditions)
+	}
 	if p.pos == len(p.s) {
 		return nil, p.errf(p.pos, "expected a condition (done, exit, ended, started) or a job")
 	}
@@ -479,8 +505,15 @@ func (p *parser) ref() (Ref, error) {
 		r := Ref{ID: id}
 		if p.pos < len(p.s) && p.s[p.pos] == '[' {
 			p.pos++
+			if strings.HasPrefix(p.s[p.pos:], "*]") {
+				return Ref{}, p.errf(p.pos, "[*] (one-to-one array dependencies) is not supported")
+			}
+			at := p.pos
 			if r.Index, err = p.number(1); err != nil {
 				return Ref{}, err
+			}
+			if r.Index > MaxIndex {
+				return Ref{}, p.errf(at, "array index %d is above %d", r.Index, MaxIndex)
 			}
 			if p.pos >= len(p.s) || p.s[p.pos] != ']' {
 				return Ref{}, p.errf(p.pos, "expected ']' after the array index")

@@ -2,6 +2,7 @@ package depend
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,8 @@ func TestParseErrors(t *testing.T) {
 		{"done(1[2)", 9, "expected ']' after the array index"},
 		{"done(#)", 6, `expected a job ID or name, got "#)"`},
 		{"done(99999999999999999999)", 6, `expected a whole number from 1 up, got "99999999999999999999"`},
+		{"done(1[*])", 8, "[*] (one-to-one array dependencies) is not supported"},
+		{"done(1[2147483647])", 8, "array index 2147483647 is above 2147483646"},
 	} {
 		_, err := Parse(tc.in)
 		var e *Error
@@ -68,12 +71,19 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want col %d: %s", tc.in, err, tc.col, tc.msg)
 		}
 	}
-	deep := ""
-	for range MaxDepth + 1 {
-		deep += "("
+	nest := func(n int) string { return strings.Repeat("(", n) + "done(1)" + strings.Repeat(")", n) }
+	if _, err := Parse(nest(MaxDepth)); err != nil {
+		t.Errorf("nesting of %d: %v", MaxDepth, err)
 	}
-	if _, err := Parse(deep + "done(1)"); err == nil {
+	if _, err := Parse(nest(MaxDepth + 1)); err == nil {
 		t.Errorf("nesting of %d parses", MaxDepth+1)
+	}
+	chain := func(n int) string { return strings.TrimSuffix(strings.Repeat("done(1) && ", n), " && ") }
+	if e, err := Parse(chain(MaxConditions)); err != nil || len(e.Refs()) != MaxConditions {
+		t.Errorf("%d conditions: %v", MaxConditions, err)
+	}
+	if _, err := Parse(chain(MaxConditions + 1)); err == nil || !strings.Contains(err.Error(), "more than 1000 conditions") {
+		t.Errorf("%d conditions: %v", MaxConditions+1, err)
 	}
 }
 

@@ -6,6 +6,7 @@
 package jobarray
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -120,6 +121,7 @@ func limit(s string, col int) (int, error) {
 func parseList(list string, off, maxSize int) (Spec, error) {
 	var spec Spec
 	var items []rng
+	var cols []int // of each item
 	total := 0
 	col := off + 1
 	for _, part := range strings.Split(list, ",") {
@@ -131,20 +133,28 @@ func parseList(list string, off, maxSize int) (Spec, error) {
 		if total += n; total > maxSize {
 			return Spec{}, errorf(col, "more than %d elements (the most an array may have)", maxSize)
 		}
-		items = append(items, it)
+		items, cols = append(items, it), append(cols, col)
 		col += len(part) + 1
 	}
-	spec.Indices = make([]int64, 0, total)
-	for _, it := range items {
+	// Each index with the column of its item, to name the later of two
+	// items that list one index twice.
+	type at struct {
+		index int64
+		col   int
+	}
+	all := make([]at, 0, total)
+	for i, it := range items {
 		for k := it.lo; k <= it.hi; k += it.step {
-			spec.Indices = append(spec.Indices, k)
+			all = append(all, at{k, cols[i]})
 		}
 	}
-	slices.Sort(spec.Indices)
-	for i := 1; i < len(spec.Indices); i++ {
-		if spec.Indices[i] == spec.Indices[i-1] {
-			return Spec{}, errorf(off+1, "index %d is listed twice", spec.Indices[i])
+	slices.SortFunc(all, func(a, b at) int { return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.col, b.col)) })
+	spec.Indices = make([]int64, len(all))
+	for i, a := range all {
+		if i > 0 && a.index == all[i-1].index {
+			return Spec{}, errorf(a.col, "index %d is listed twice", a.index)
 		}
+		spec.Indices[i] = a.index
 	}
 	return spec, nil
 }

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -55,5 +56,19 @@ func TestSWFDependencies(t *testing.T) {
 				t.Errorf("dependencies %v: job %d %v start %d, want DONE from %d", tc.deps, j.Spec.ID, j.State, j.Start, want)
 			}
 		}
+	}
+}
+
+// TestSWFThinkTimeHorizon: think times count in the horizon (10^15 s):
+// two chained jobs whose think time alone reaches it are refused.
+func TestSWFThinkTimeHorizon(t *testing.T) {
+	j2 := rec(2, 0, 1, 5, 5)
+	j2.PrecedingID, j2.ThinkTime = 1, cluster.MaxTime
+	w := &sim.Workload{Header: swf.Header{MaxNodes: 1, MaxProcs: 1, UnixStartTime: -1}, Jobs: []swf.Job{rec(1, 0, 1, 10, 10), j2}}
+	if _, err := sim.Prepare(w, sim.Setup{Clean: true, Dependencies: true}); err == nil || !strings.Contains(err.Error(), "job 2: the latest submit time plus the runtimes and the think times") {
+		t.Errorf("Prepare: %v", err)
+	}
+	if _, err := sim.Prepare(w, sim.Setup{Clean: true}); err != nil {
+		t.Errorf("without --dependencies the think time is not used: %v", err)
 	}
 }

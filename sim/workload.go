@@ -147,7 +147,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		}
 	}
 	if s.Dependencies {
-		if err := p.link(w); err != nil {
+		if err := p.link(w, latest+total); err != nil {
 			return nil, err
 		}
 	}
@@ -158,8 +158,11 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 // link gives each kept job whose SWF record names a preceding job that
 // was kept the dependency ended(preceding) and its think time (at least
 // 0). The job keeps its recorded submit time: it starts no sooner than
-// that, nor than the think time after its preceding job ended.
-func (p *Prepared) link(w *Workload) error {
+// that, nor than the think time after its preceding job ended. horizon
+// is the latest submit time plus the runtimes: with the think times it
+// must stay within cluster.MaxTime, so that no time of the simulation
+// passes it.
+func (p *Prepared) link(w *Workload, horizon int64) error {
 	kept := make(map[int64]bool, len(p.Cluster.Jobs))
 	for _, j := range p.Cluster.Jobs {
 		kept[int64(j.ID)] = true
@@ -183,6 +186,9 @@ func (p *Prepared) link(w *Workload) error {
 			return err
 		}
 		j.Depend, j.ThinkTime = e, max(r.ThinkTime, 0)
+		if horizon += j.ThinkTime; horizon > cluster.MaxTime {
+			return fmt.Errorf("job %d: the latest submit time plus the runtimes and the think times up to it exceed 10^15 s, the most a simulation may reach", j.ID)
+		}
 		p.Linked++
 	}
 	return nil

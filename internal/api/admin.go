@@ -27,8 +27,11 @@ type HistoryEvent struct {
 
 // HistoryReply is the answer to GET /v1/jobs/{id}/history.
 type HistoryReply struct {
-	ID     int64          `json:"id"`
-	Events []HistoryEvent `json:"events"`
+	// ID and ArrayIndex name the job as JobInfo does (an element by its
+	// array's ID and its index).
+	ID         int64          `json:"id"`
+	ArrayIndex int64          `json:"array_index,omitempty"`
+	Events     []HistoryEvent `json:"events"`
 }
 
 func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +43,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 	private := h.Private && !h.admin(c)
 	var indexes []uint64
 	var missing *Error
-	var id int64
+	var id, shown, index int64
 	h.loop.View(func(k *live.Core) {
 		j, e := oneJob(k.State, sel, private, c.User)
 		if e != nil {
@@ -48,12 +51,13 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id, indexes = j.Job, append(indexes, j.Events...)
+		shown, index = displayID(j)
 	})
 	if missing != nil {
 		fail(w, missing)
 		return
 	}
-	rep := HistoryReply{ID: id, Events: []HistoryEvent{}}
+	rep := HistoryReply{ID: shown, ArrayIndex: index, Events: []HistoryEvent{}}
 	for _, i := range indexes {
 		e, err := h.log.Event(i)
 		if err != nil {

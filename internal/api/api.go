@@ -224,6 +224,9 @@ func (j *JobRequest) check() *Error {
 	case j.Estimate < 0:
 		return bad(".estimate", "a negative run limit, %d s", j.Estimate)
 	}
+	if len(j.Depend) > MaxDepend {
+		return bad(".depend", "longer than %d bytes", MaxDepend)
+	}
 	if j.Depend != "" {
 		if _, err := depend.Parse(j.Depend); err != nil {
 			return bad(".depend", "%v", err)
@@ -252,6 +255,10 @@ func (j *JobRequest) check() *Error {
 	}
 	return nil
 }
+
+// MaxDepend bounds a job's dependency expression, in bytes (as xce
+// submit's -w).
+const MaxDepend = 4094
 
 // SubmitReply is the answer to POST /v1/jobs.
 type SubmitReply struct {

@@ -30,7 +30,7 @@ func newHistoryCmd() *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rep)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Job <%d>:\n", rep.ID)
+			fmt.Fprintf(cmd.OutOrStdout(), "Job <%s>:\n", jobName(rep.ID, rep.ArrayIndex))
 			for _, e := range rep.Events {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", time.Unix(0, e.Time).Format("Mon Jan _2 15:04:05.000"), e.What)
 			}

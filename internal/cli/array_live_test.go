@@ -17,6 +17,8 @@ import (
 //     out.%J.%I gets LSB_JOBINDEX, XCE_ARRAY_INDEX and LSB_JOBID (the
 //     array's ID, 1).
 //   - -J "big[1-1001]" is refused: more than max_array_size (1000).
+//   - array 6, -J "z[1-3]": `xce kill 6` kills its three unfinished
+//     elements in one request;
 //   - array 4, -J "k[1-4:3]": elements 4[1] and 4[4] (job IDs 4 and 5);
 //     `xce kill 4[4]` kills one element, `xce kill 4` the rest; a second
 //     `xce kill 4` fails: every element has ended.
@@ -31,6 +33,9 @@ func TestServeDevArray(t *testing.T) {
 	}
 	if code, out, errs := run("submit", "-J", "k[1-4:3]", "--", "sleep", "60"); code != ExitOK || out != "Job <4> is submitted to queue <normal>.\n" {
 		t.Fatalf("submit array 4: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs := run("submit", "-J", "z[1-3]", "--", "sleep", "60"); code != ExitOK || out != "Job <6> is submitted to queue <normal>.\n" {
+		t.Fatalf("submit array 6: exit %d, %q %q", code, out, errs)
 	}
 	if code, _, errs := run("submit", "-J", "bad[1-3,x]", "--", "true"); code != ExitUsage || !strings.Contains(errs, "col 9: -J: expected a digit, got 'x'") {
 		t.Errorf("a bad index list: exit %d, %q", code, errs)
@@ -53,7 +58,8 @@ func TestServeDevArray(t *testing.T) {
 		}
 		return rep.Jobs
 	}
-	want := []job{{1, 1, 1, "", ""}, {1, 2, 2, "", ""}, {1, 3, 3, "", ""}, {4, 1, 4, "", ""}, {4, 4, 5, "", ""}}
+	want := []job{{1, 1, 1, "", ""}, {1, 2, 2, "", ""}, {1, 3, 3, "", ""}, {4, 1, 4, "", ""}, {4, 4, 5, "", ""},
+		{6, 1, 6, "", ""}, {6, 2, 7, "", ""}, {6, 3, 8, "", ""}}
 	js := jobs()
 	if len(js) != len(want) {
 		t.Fatalf("jobs: %+v, want %d", js, len(want))
@@ -68,6 +74,10 @@ func TestServeDevArray(t *testing.T) {
 	}
 	if code, out, errs := run("kill", "4"); code != ExitOK || out != "Job <4> is being terminated\n" {
 		t.Errorf("kill 4: exit %d, %q %q", code, out, errs)
+	}
+	// Three unfinished elements, killed in one request.
+	if code, out, errs := run("kill", "6"); code != ExitOK || out != "Job <6> is being terminated\n" {
+		t.Errorf("kill 6: exit %d, %q %q", code, out, errs)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -86,7 +96,7 @@ func TestServeDevArray(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	for i, st := range []string{"DONE", "DONE", "DONE", "EXIT", "EXIT"} {
+	for i, st := range []string{"DONE", "DONE", "DONE", "EXIT", "EXIT", "EXIT", "EXIT", "EXIT"} {
 		if js[i].State != st {
 			t.Errorf("job %d[%d]: %s, want %s", js[i].ID, js[i].ArrayIndex, js[i].State, st)
 		}
@@ -105,6 +115,12 @@ func TestServeDevArray(t *testing.T) {
 	}
 	if _, out, _ := run("jobs", "-a"); !strings.Contains(out, "\n1[2] ") || !strings.Contains(out, "\n4[4] ") {
 		t.Errorf("jobs -a table lacks 1[2] and 4[4]:\n%s", out)
+	}
+	if _, out, _ := run("history", "1[2]"); !strings.HasPrefix(out, "Job <1[2]>:\n") {
+		t.Errorf("history 1[2]:\n%s", out)
+	}
+	if _, out, _ := run("why", "1[2]"); !strings.HasPrefix(out, "Job 1[2] is not pending: it ended (DONE).") {
+		t.Errorf("why 1[2]:\n%s", out)
 	}
 	// The simulator replays the log with the same decisions (parity).
 	if code, out, errs := run("sim", "verify", "--data", filepath.Join(dir, "data")); code != ExitOK {

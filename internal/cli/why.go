@@ -67,13 +67,13 @@ func writeWhy(w io.Writer, rep api.WhyReply, loc *time.Location) error {
 	switch j.State {
 	case "PEND":
 	case "RUN":
-		_, err := fmt.Fprintf(w, "Job %d is not pending: it runs on %s.\n", j.ID, hosts(j.Hosts))
+		_, err := fmt.Fprintf(w, "Job %s is not pending: it runs on %s.\n", jobName(j.ID, j.ArrayIndex), hosts(j.Hosts))
 		return err
 	default:
-		_, err := fmt.Fprintf(w, "Job %d is not pending: it ended (%s).\n", j.ID, j.State)
+		_, err := fmt.Fprintf(w, "Job %s is not pending: it ended (%s).\n", jobName(j.ID, j.ArrayIndex), j.State)
 		return err
 	}
-	fmt.Fprintf(w, "Job %d is pending: %s.\n", j.ID, reasonText(j))
+	fmt.Fprintf(w, "Job %s is pending: %s.\n", jobName(j.ID, j.ArrayIndex), reasonText(j))
 	if len(j.HostReasons) > 0 {
 		fmt.Fprintln(w, "Hosts that could not take it in the last cycle:")
 		for _, h := range j.HostReasons {

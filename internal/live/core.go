@@ -291,7 +291,9 @@ func (k *Core) Precheck(events []event.Event) error {
 				return fmt.Errorf("request event %d: a pack of kills takes kills of distinct jobs only, not %s", i+1, e.Type)
 			}
 			seen[e.Killed.Job] = true
-			if err := k.Check(e); err != nil {
+			probe := e // each kill is checked as the next event: they are independent
+			probe.Index = k.State.Index + 1
+			if err := k.Check(probe); err != nil {
 				return err
 			}
 		}
