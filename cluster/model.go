@@ -96,6 +96,9 @@ type Queue struct {
 	// HalfLife is the fairshare usage decay half-life in seconds; 0 means
 	// the default (docs/fairshare.md).
 	HalfLife int64
+	// Exclusive: the queue takes exclusive jobs (LSF's EXCLUSIVE=Y in
+	// lsb.queues; bsub -x is refused elsewhere).
+	Exclusive bool
 	// DefaultRunLimit is the runtime estimate, in seconds, of a job
 	// submitted to the queue without one (LSF's DEFAULT_RUNLIMIT in
 	// lsb.queues, which counts minutes); 0: none (such a job's end is
@@ -194,6 +197,9 @@ type Job struct {
 	// ExitCode is the exit code the job ends with in a simulation (a
 	// scenario's exit_code; 0: it ends DONE, else EXIT).
 	ExitCode int
+	// Exclusive: the job runs alone on its hosts (bsub -x): only on hosts
+	// where nothing runs, and nothing else starts there while it runs.
+	Exclusive bool
 	// ThinkTime, in seconds, is how long after the jobs its dependency
 	// names have ended the job may start (an SWF trace's field 18 with
 	// field 17 as the dependency; docs/dependencies.md); 0 for none.

@@ -61,7 +61,10 @@ type CounterID int32
 type Counter struct {
 	Used  float64
 	Max   float64
-	Limit int32 // index in Cluster.Limits, for pending reasons
+	Limit int32 // index in Cluster.Limits, for pending reasons; -1 for a plugin's own
+	// Reason, for a counter a plugin owns (NewOwnCounters), is the host
+	// reason (a framework.Reason code) a full one gives; 0 for a limit's.
+	Reason uint8
 }
 
 // CounterAmount is an amount of one counter.
@@ -161,6 +164,18 @@ func (s *State) NewCounters(limit int32, max []float64) CounterID {
 	id := CounterID(len(s.counters))
 	for _, m := range max {
 		s.counters = append(s.counters, Counter{Max: m, Limit: limit})
+	}
+	return id
+}
+
+// NewOwnCounters appends one counter per entry of max for a plugin that
+// is not a limit (the exclusive preparer's per-host counters): a host
+// whose counter a bucket would overfill refuses it with host reason
+// reason (a framework.Reason code).
+func (s *State) NewOwnCounters(reason uint8, max []float64) CounterID {
+	id := CounterID(len(s.counters))
+	for _, m := range max {
+		s.counters = append(s.counters, Counter{Max: m, Limit: -1, Reason: reason})
 	}
 	return id
 }

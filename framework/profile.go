@@ -3,6 +3,7 @@ package framework
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/xce-sched/xce/cluster"
 )
@@ -40,12 +41,15 @@ const (
 	DefaultParAllocator = "parjob"     // every other job
 	DefaultPicker       = "priority"   // a queue that names no picker
 	DefaultLimits       = "limit"      // the preparer of a cluster with limits
+	DefaultExclusive    = "exclusive"  // the preparer of a cluster with exclusive queues or jobs
 	DefaultArray        = "array"      // the gate of job arrays' caps
 	DefaultDependency   = "dependency" // the gate of job dependencies
 )
 
 // ProfileFor returns the profile cluster c's configuration describes:
 // the seqjob and parjob allocators; the limit preparer when c has limits;
+// the exclusive preparer when a queue takes exclusive jobs (or a job of a
+// scenario is one);
 // the dependency and array gates (they cost nothing while no job they
 // apply to pends; a job waiting on a dependency is not counted against
 // its array's cap); for
@@ -55,6 +59,10 @@ func ProfileFor(c *cluster.Cluster) Profile {
 	p := Profile{Allocators: []string{DefaultSeqAllocator, DefaultParAllocator}, Gates: []string{DefaultDependency, DefaultArray}}
 	if len(c.Limits) > 0 {
 		p.Preparers = []string{DefaultLimits}
+	}
+	if slices.ContainsFunc(c.Queues, func(q cluster.Queue) bool { return q.Exclusive }) ||
+		slices.ContainsFunc(c.Jobs, func(j cluster.Job) bool { return j.Exclusive }) {
+		p.Preparers = append(p.Preparers, DefaultExclusive)
 	}
 	for _, q := range c.Queues {
 		p.Queues = append(p.Queues, QueueProfile{Picker: cmp.Or(q.Picker, DefaultPicker), Policy: string(cmp.Or(q.Policy, cluster.PolicyFirstFit))})

@@ -39,6 +39,9 @@ const (
 	// Dependency: the job's dependency expression is not satisfied yet
 	// (Note: the first condition not met).
 	Dependency
+	// ExclusiveHost: the matching hosts run an exclusive job, or, for an
+	// exclusive job, other jobs (bsub -x).
+	ExclusiveHost
 	// DependencyNeverSatisfied: the job's dependency can never be
 	// satisfied (a job it waits for ended the other way); as in LSF, it
 	// stays pending until killed (Note: the condition).
@@ -61,6 +64,9 @@ const (
 	HostNotEnoughResource
 	// HostLimit: a per-host or job-level limit instance is full (Detail).
 	HostLimit
+	// HostExclusive: the host runs an exclusive job, or the job is
+	// exclusive and the host runs another job.
+	HostExclusive
 
 	numReasons
 )
@@ -79,6 +85,7 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	BadRequest:               {"BadRequest", "the request can never be satisfied on this cluster: %s"},
 	ArrayLimit:               {"ArrayLimit", "the job array's limit of elements running at once is reached"},
 	Dependency:               {"Dependency", "the dependency condition %s is not satisfied"},
+	ExclusiveHost:            {"ExclusiveHost", "the matching hosts run an exclusive job, or other jobs while this one is exclusive"},
 	DependencyNeverSatisfied: {"DependencyNeverSatisfied", "the dependency condition %s can never be satisfied"},
 	HostClosed:               {"HostClosed", "closed"},
 	HostUnavail:              {"HostUnavail", "unavailable"},
@@ -87,6 +94,7 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	HostNotEnoughSlots:       {"HostNotEnoughSlots", "not enough job slots"},
 	HostNotEnoughResource:    {"HostNotEnoughResource", "not enough %s"},
 	HostLimit:                {"HostLimit", "limit %s reached"},
+	HostExclusive:            {"HostExclusive", "runs an exclusive job, or another job while this one is exclusive"},
 }
 
 // String returns the stable code, e.g. "NotEnoughSlots".

@@ -9,6 +9,7 @@ import (
 	"github.com/xce-sched/xce/framework/plugins/conservative"
 	"github.com/xce-sched/xce/framework/plugins/dependency"
 	"github.com/xce-sched/xce/framework/plugins/easy"
+	"github.com/xce-sched/xce/framework/plugins/exclusive"
 	"github.com/xce-sched/xce/framework/plugins/fairshare"
 	"github.com/xce-sched/xce/framework/plugins/fcfs"
 	"github.com/xce-sched/xce/framework/plugins/firstfit"
@@ -20,7 +21,8 @@ import (
 
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
 // the seqjob and parjob allocators, the priority and fairshare pickers, the
-// fcfs, firstfit, easy and conservative policies, the limit preparer, and
+// fcfs, firstfit, easy and conservative policies, the limit and exclusive
+// preparers, and
 // the array and dependency gates.
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{}
@@ -49,6 +51,7 @@ func NewInTreeRegistry() framework.Registry {
 		}
 		return dependency.New(h.Jobs), nil
 	}))
+	must(r.Register(exclusive.Name, func(h framework.Handle) (framework.Plugin, error) { return exclusive.New(h.Cluster, h.State), nil }))
 	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
 }

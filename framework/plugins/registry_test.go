@@ -8,6 +8,7 @@ import (
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/framework/plugins/array"
 	"github.com/xce-sched/xce/framework/plugins/dependency"
+	"github.com/xce-sched/xce/framework/plugins/exclusive"
 	"github.com/xce-sched/xce/framework/plugins/limit"
 	"github.com/xce-sched/xce/framework/plugins/parjob"
 	"github.com/xce-sched/xce/framework/plugins/priority"
@@ -25,6 +26,7 @@ func TestDefaultProfile(t *testing.T) {
 		{framework.DefaultLimits, limit.Name},
 		{framework.DefaultArray, array.Name},
 		{framework.DefaultDependency, dependency.Name},
+		{framework.DefaultExclusive, exclusive.Name},
 	} {
 		if tc[0] != tc[1] {
 			t.Errorf("framework's default %q, the plugin's name %q", tc[0], tc[1])

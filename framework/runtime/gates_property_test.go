@@ -19,11 +19,12 @@ import (
 
 // TestPropertyGates (issue 14): over random traces mixing job arrays with
 // caps, dependencies on earlier jobs (by ID, array, element and name, with
-// every condition and operator), exit codes, and every policy, over
-// many cycles:
+// every condition and operator), exit codes, exclusive jobs, and every
+// policy, over many cycles:
 //   - no slot or memory is ever over-committed (State.CheckInvariants,
 //     bruteCheck);
 //   - no array ever runs more elements than its cap;
+//   - no exclusive job shares a host with another job;
 //   - no job starts unless its dependency holds on the jobs' states before
 //     its cycle (an oracle of this test's own records: a job ended by t
 //     when its end is at most t, started before t when its start is),
@@ -33,7 +34,7 @@ import (
 func TestPropertyGates(t *testing.T) {
 	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
 		policies := []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative}
-		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: rapid.SampledFrom(policies).Draw(t, "policy"), Picker: "priority"}}}
+		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: rapid.SampledFrom(policies).Draw(t, "policy"), Picker: "priority", Exclusive: true}}}
 		total := 0
 		for i := range rapid.IntRange(1, 3).Draw(t, "hosts") {
 			n := rapid.IntRange(1, 4).Draw(t, "slots")
@@ -47,7 +48,8 @@ func TestPropertyGates(t *testing.T) {
 			rt := int64(rapid.IntRange(1, 20).Draw(t, "runtime"))
 			base := ct.Job{Submit: int64(rapid.IntRange(0, 30).Draw(t, "submit")), Min: rapid.IntRange(1, total).Draw(t, "tasks"),
 				ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: rt + int64(rapid.IntRange(0, 5).Draw(t, "over")),
-				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name")}
+				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name"),
+				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0}
 			if id > 1 && rapid.Bool().Draw(t, "depends") {
 				var terms []string
 				for range rapid.IntRange(1, 3).Draw(t, "terms") {
@@ -146,6 +148,21 @@ func TestPropertyGates(t *testing.T) {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
 			running := map[cluster.JobID]int{}
+			onHost := map[cluster.HostID][]*framework.Job{}
+			for _, j := range s.Jobs {
+				if j.State == framework.Running {
+					for _, h := range j.Alloc.Hosts {
+						onHost[h.Host] = append(onHost[h.Host], j)
+					}
+				}
+			}
+			for h, js := range onHost {
+				for _, j := range js {
+					if j.Spec.Exclusive && len(js) > 1 {
+						t.Fatalf("t=%d: exclusive job %d shares host %d with %d other jobs", e.Now, j.Spec.ID, h, len(js)-1)
+					}
+				}
+			}
 			for _, j := range s.Jobs {
 				if j.State == framework.Running && j.Spec.Array != 0 {
 					running[j.Spec.Array]++

@@ -46,7 +46,7 @@ func hostRank(r framework.Reason) int {
 		return rankSlots
 	case framework.HostNotEnoughResource:
 		return 4
-	case framework.HostLimit:
+	case framework.HostLimit, framework.HostExclusive:
 		return 5
 	}
 	return 6
@@ -131,6 +131,8 @@ func mainOf(host framework.Reason) framework.Reason {
 		return framework.NotEnoughResource
 	case framework.HostLimit:
 		return framework.LimitReached
+	case framework.HostExclusive:
+		return framework.ExclusiveHost
 	}
 	return framework.NotEnoughSlots
 }

@@ -440,6 +440,9 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 	}
 	for _, ca := range r.req.Host.Counters {
 		if ca.Amount > 0 && !cluster.Within(ca.Amount, st.CounterFree(ca.Counter)) {
+			if c := st.Counter(ca.Counter); c.Reason != 0 {
+				return framework.Reason(c.Reason), -1 // a plugin's own counter
+			}
 			return framework.HostLimit, st.Counter(ca.Counter).Limit
 		}
 	}

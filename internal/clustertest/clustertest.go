@@ -43,9 +43,10 @@ type Job struct {
 	ArrayLimit int
 	// Name, Depend (a dependency expression, parsed by Build) and
 	// ExitCode are cluster.Job's.
-	Name     string
-	Depend   string
-	ExitCode int
+	Name      string
+	Depend    string
+	ExitCode  int
+	Exclusive bool
 }
 
 // Spec is a whole test cluster. Queues default to one "normal" firstfit
@@ -92,7 +93,7 @@ func Build(s Spec) *cluster.Cluster {
 		}
 		job := cluster.Job{ID: j.ID, User: j.User, Project: j.Project, Submit: j.Submit, TasksMin: max(j.Min, 1), TasksMax: max(j.Max, j.Min, 1),
 			ResReq: j.ResReq, Req: req, Runtime: j.Runtime, Estimate: j.Estimate, Start: j.Start,
-			Array: j.Array, ArrayIndex: j.Index, ArrayLimit: j.ArrayLimit, Name: j.Name, ExitCode: j.ExitCode}
+			Array: j.Array, ArrayIndex: j.Index, ArrayLimit: j.ArrayLimit, Name: j.Name, ExitCode: j.ExitCode, Exclusive: j.Exclusive}
 		if j.Depend != "" {
 			if job.Depend, err = depend.Parse(j.Depend); err != nil {
 				panic(err)
