@@ -3,7 +3,6 @@ package cluster
 import (
 	"time"
 
-	"github.com/goccy/go-yaml/ast"
 )
 
 // Server is the `server:` section of a live cluster's configuration
@@ -95,19 +94,9 @@ func (l *loader) loadServer(top *fieldSet) error {
 		name string
 		to   *bool
 	}{{"allow_root_jobs", &s.AllowRootJobs}, {"private_jobs", &s.PrivateJobs}} {
-		if !l.has(fs, f.name) {
-			continue
-		}
-		e := fs.m[f.name]
-		r, _, err := l.resolve(e.val, e.path)
-		if err != nil {
+		if err := l.boolField(fs, f.name, f.to); err != nil {
 			return err
 		}
-		b, ok := r.(*ast.BoolNode)
-		if !ok {
-			return l.errAt(orNode(r, e.val), e.path, "want true or false, got %s", kind(r))
-		}
-		*f.to = b.Value
 	}
 	return nil
 }

@@ -249,7 +249,7 @@ func (l *loader) loadQueues(top *fieldSet) error {
 	if len(items) == 0 {
 		return l.errAt(seq, "queues", "must not be empty (leave the section out for the default queue)")
 	}
-	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life", "default_runlimit"}
+	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life", "default_runlimit", "exclusive"}
 	for i, it := range items {
 		fs, name, err := namedItem(l, it, "queues", "queue", i, fields, l.queueIDs)
 		if err != nil {
@@ -274,6 +274,9 @@ func (l *loader) loadQueues(top *fieldSet) error {
 			return err
 		}
 		q.Closed = status == "closed"
+		if err := l.boolField(fs, "exclusive", &q.Exclusive); err != nil {
+			return err
+		}
 		if q.DefaultRunLimit, err = l.intField(fs, "default_runlimit", 1, MaxTime, 0); err != nil {
 			return err
 		}

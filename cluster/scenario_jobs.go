@@ -30,7 +30,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		return err
 	}
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
-		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code"}
+		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive"}
 	ids := map[JobID]int{}
 	var latest, total int64 // the latest submit or start, and the runtimes, so far
 	l.running = map[int]ast.Node{}
@@ -189,6 +189,12 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 			se.cause = err
 			return j, se
 		}
+	}
+	if err := l.boolField(fs, "exclusive", &j.Exclusive); err != nil {
+		return j, err
+	}
+	if j.Exclusive && !l.c.Queues[j.Queue].Exclusive {
+		return j, l.errAt(fs.value("exclusive"), fieldPath(fs.path, "exclusive"), "queue %s does not take exclusive jobs (give it exclusive: true)", quoteValue(l.c.Queues[j.Queue].Name))
 	}
 	code, err := l.intField(fs, "exit_code", 0, 255, 0)
 	if err != nil {

@@ -245,3 +245,22 @@ func (l *loader) checkIdent(n ast.Node, path, s string) error {
 	}
 	return nil
 }
+
+// boolField reads true or false into *to when fs has field name (left as
+// it is otherwise).
+func (l *loader) boolField(fs *fieldSet, name string, to *bool) error {
+	if !l.has(fs, name) {
+		return nil
+	}
+	e := fs.m[name]
+	r, _, err := l.resolve(e.val, e.path)
+	if err != nil {
+		return err
+	}
+	b, ok := r.(*ast.BoolNode)
+	if !ok {
+		return l.errAt(orNode(r, e.val), e.path, "want true or false, got %s", kind(r))
+	}
+	*to = b.Value
+	return nil
+}

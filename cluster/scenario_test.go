@@ -187,6 +187,8 @@ var errorCases = []struct {
 	// Dependencies (docs/dependencies.md).
 	{"depend: syntax", h1 + "jobs:\n  - {id: 1, depend: \"done(\"}\n", 4, 21, "jobs[0].depend", "depend: col 6: expected a job ID or name"},
 	{"job name with a tab", h1 + "jobs:\n  - {id: 1, name: \"a\\tb\"}\n", 4, 19, "jobs[0].name", "control character '\\t' in the job name"},
+	{"exclusive job in a queue that takes none", h1 + "jobs:\n  - {id: 1, exclusive: true}\n", 4, 24, "jobs[0].exclusive", `queue "normal" does not take exclusive jobs (give it exclusive: true)`},
+	{"exclusive not a bool", h1 + "queues:\n  - {name: q, exclusive: 1}\n", 4, 26, "queues[0].exclusive", "want true or false, got number 1"},
 	{"exit_code out of range", h1 + "jobs:\n  - {id: 1, exit_code: 256}\n", 4, 24, "jobs[0].exit_code", "must be <= 255"},
 }
 
