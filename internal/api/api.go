@@ -204,6 +204,8 @@ type JobRequest struct {
 	// Depend is a dependency expression, LSF's syntax
 	// (docs/dependencies.md).
 	Depend string `json:"depend,omitempty"`
+	// Exclusive: the job runs alone on its hosts (docs/exclusive.md).
+	Exclusive bool `json:"exclusive,omitempty"`
 }
 
 // check returns why the job could never start, whatever the cluster: no
@@ -298,7 +300,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		out := make([]event.Event, len(req.Jobs))
 		next := st.NextJob()
 		for i, j := range req.Jobs {
-			sub := &event.Submit{Job: next, Array: j.Array, Depend: j.Depend, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
+			sub := &event.Submit{Job: next, Array: j.Array, Depend: j.Depend, Exclusive: j.Exclusive, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
 				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
 				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
 				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}

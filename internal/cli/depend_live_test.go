@@ -33,6 +33,10 @@ func TestServeDevDepend(t *testing.T) {
 			t.Fatalf("%v: exit %d, %q %q", args, code, out, errs)
 		}
 	}
+	// The dev server's queue takes no exclusive job (LSF: EXCLUSIVE=Y).
+	if code, _, errs := run("submit", "-x", "--", "true"); code != ExitUsage || !strings.Contains(errs, "does not take exclusive jobs") {
+		t.Errorf("-x on the dev server: exit %d, %q", code, errs)
+	}
 	if code, _, errs := run("submit", "-w", "done(99)", "--", "true"); code != ExitUsage || !strings.Contains(errs, "job 99 does not exist") {
 		t.Errorf("a dependency on no job: exit %d, %q", code, errs)
 	}

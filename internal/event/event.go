@@ -111,6 +111,9 @@ type Submit struct {
 	// copy of the submit per element, with ArrayJob (the array's ID, Job
 	// of the event), ArrayIndex and ArrayLimit (the cap, 0 for none) set;
 	// a submit event never carries those three.
+	// Exclusive (-x): the job runs alone on its hosts; its queue must take
+	// exclusive jobs (docs/exclusive.md).
+	Exclusive bool `json:"exclusive,omitempty"`
 	// Depend is the job's dependency expression (-w, LSF's syntax;
 	// docs/dependencies.md), "" for none.
 	Depend     string `json:"depend,omitempty"`

@@ -151,7 +151,8 @@ func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 	}
 	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
 		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est,
-		Array: cluster.JobID(sub.ArrayJob), ArrayIndex: sub.ArrayIndex, ArrayLimit: sub.ArrayLimit, Name: sub.Name, Depend: dep}, nil
+		Array: cluster.JobID(sub.ArrayJob), ArrayIndex: sub.ArrayIndex, ArrayLimit: sub.ArrayLimit, Name: sub.Name, Depend: dep,
+		Exclusive: sub.Exclusive}, nil
 }
 
 // alloc turns a placement into the scheduler's allocation.
@@ -349,6 +350,9 @@ func (k *Core) checkSubmit(sub *event.Submit, at int64) (*cluster.Job, error) {
 	spec, err := k.spec(&el, at)
 	if err != nil {
 		return nil, err
+	}
+	if spec.Exclusive && !k.Cluster.Queues[spec.Queue].Exclusive {
+		return nil, fmt.Errorf("job %d: queue %s does not take exclusive jobs (-x): its configuration needs exclusive: true", sub.Job, sub.Queue)
 	}
 	if spec.Depend != nil {
 		if err := k.checkRefs(spec.Depend, sub.Job); err != nil {

@@ -289,3 +289,36 @@ func TestRestartKeepsReservations(t *testing.T) {
 		t.Errorf("the first cycle after the restart: %+v, %v; want no start and no changed reason", e.Cycle, err)
 	}
 }
+
+// TestCoreExclusive, worked by hand on one host of 4 slots: in a queue
+// that takes exclusive jobs, job 1 (-x, one task) starts on the idle host
+// and job 2 (one task) pends with ExclusiveHost; in one that does not, -x
+// is refused at submit.
+func TestCoreExclusive(t *testing.T) {
+	c, err := cluster.Parse("config.yaml", []byte("hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit, exclusive: true}\n  - {name: plain}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(c, state.New(), plugins.NewInTreeRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, k: k}
+	h.apply(event.Event{At: 1e9, Type: event.HostRegistered, Host: &event.Host{Name: "h1"}})
+	x := sub(1, 1, "")
+	x.Exclusive = true
+	h.apply(event.Event{At: 1e9, Type: event.JobSubmitted, Submit: x})
+	h.apply(event.Event{At: 1e9, Type: event.JobSubmitted, Submit: sub(2, 1, "")})
+	got := h.cycle(1)
+	want := &event.Cycle{Number: 1, Now: 1,
+		Started: []event.Placement{{Job: 1, Attempt: 1, Hosts: []event.HostAlloc{{Host: "h1", Slots: 1}}}},
+		Pending: []event.Pending{{Job: 2, Reason: "ExclusiveHost"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cycle:\n got %+v\nwant %+v", got, want)
+	}
+	bad := sub(3, 1, "")
+	bad.Exclusive, bad.Queue = true, "plain"
+	if err := k.Check(event.Event{Index: k.State.Index + 1, At: 2e9, Type: event.JobSubmitted, Submit: bad}); err == nil || !strings.Contains(err.Error(), "queue plain does not take exclusive jobs") {
+		t.Errorf("-x in a queue that takes none: %v", err)
+	}
+}

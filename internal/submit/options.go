@@ -27,6 +27,7 @@ const (
 	optRerun               // -r, and -rn (not rerunnable)
 	optPack                // -pack file (command line only)
 	optDepend              // -w 'dependency_expression'
+	optExclusive           // -x
 	numOpts
 )
 
@@ -55,6 +56,8 @@ func lookup(name string) (o opt, value, ok bool) {
 		return optPack, true, true
 	case "-w":
 		return optDepend, true, true
+	case "-x":
+		return optExclusive, false, true
 	}
 	return 0, false, false
 }
@@ -73,7 +76,7 @@ func lsfOnly(name string) bool {
 		"-network", "-nnodes", "-notify", "-oo", "-outdir", "-p",
 		"-ptl", "-Q", "-rcacct", "-rnc", "-S", "-s", "-sla", "-smt", "-sp",
 		"-stage", "-step_cgroup", "-T", "-t", "-ti", "-tty", "-U", "-u",
-		"-ul", "-v", "-We", "-wa", "-wt", "-x", "-XF", "-Zs", "-h",
+		"-ul", "-v", "-We", "-wa", "-wt", "-XF", "-Zs", "-h",
 		"-V", "-K0":
 		return true
 	}
@@ -98,6 +101,7 @@ type fields struct {
 	rerun      bool
 	pack       string
 	depend     string
+	exclusive  bool
 }
 
 // reqPart is one -R value and its parse.
@@ -135,6 +139,8 @@ func (f *fields) overlay(o *fields) {
 			f.rerun = o.rerun
 		case optDepend:
 			f.depend = o.depend
+		case optExclusive:
+			f.exclusive = o.exclusive
 		case optPack:
 			f.pack = o.pack
 		}
@@ -184,7 +190,13 @@ func parseOptions(ws []word, m mode, f *fields, caller []string, flags *[]string
 			return 0, false, w.errAt(-1, name, "only the command line may name a pack file")
 		}
 		if !takes {
-			f.set[o], f.at[o], f.rerun = true, w, name == "-r"
+			f.set[o], f.at[o] = true, w
+			switch o {
+			case optRerun:
+				f.rerun = name == "-r"
+			case optExclusive:
+				f.exclusive = true
+			}
 			continue
 		}
 		if i+1 >= len(ws) {

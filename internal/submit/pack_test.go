@@ -64,7 +64,7 @@ func TestPackErrors(t *testing.T) {
 		{"unterminated quote", "a 'b\n", "p:1:3: unterminated single quote"},
 		{"-pack in a pack file", "-pack f a\n", "p:1:1: -pack: only the command line may name a pack file"},
 		{"caller flag", "--json a\n", `p:1:1: unknown option "--json"`},
-		{"LSF option", "-x a\n", "p:1:1: -x: LSF's bsub option -x is not supported by xce"},
+		{"LSF option", "-U a\n", "p:1:1: -U: LSF's bsub option -U is not supported by xce"},
 		{"empty command name", "'' a\n", "p:1:1: command: the command name is empty"},
 		{"-R at end of input", `-R "select[mem>1" a`, "p:1:18: -R: expected ']' after select expression"},
 		{"-n against compound", "-n 3 -R 2*{a} a", "p:1:4: -n: 3 tasks, but the compound -R's terms ask for 2"},

@@ -140,7 +140,7 @@ func TestScriptErrors(t *testing.T) {
 	}{
 		{"bad value", nil, "#!/bin/sh\n#BSUB -n x\nrun\n", `standard input:2:10: -n: expected min[,max] task counts, whole numbers, in "x"`},
 		{"unknown option", nil, "#BSUB -y\nrun", `standard input:1:7: unknown option "-y"`},
-		{"LSF option", nil, "#BSUB -x\nrun", "standard input:1:7: -x: LSF's bsub option -x is not supported by xce"},
+		{"LSF option", nil, "#BSUB -U\nrun", "standard input:1:7: -U: LSF's bsub option -U is not supported by xce"},
 		{"caller flag", nil, "#BSUB --json\nrun", `standard input:1:7: unknown option "--json"`},
 		{"unterminated quote", nil, "#BSUB -J 'abc\nrun", "standard input:1:10: #BSUB: unterminated single quote"},
 		{"command word", nil, "#BSUB -n 2 myprog\nrun", `standard input:1:12: #BSUB: a #BSUB line holds options only, not the word "myprog"`},

@@ -21,10 +21,12 @@ import (
 // Script and Warnings maps to an option. Exactly one of Command and
 // Script is set.
 type Request struct {
-	Name    string // -J, verbatim (a job array's [...] and %limit included)
-	Depend  string // -w, as written
-	Queue   string // -q; "" for the default queue
-	Project string // -P
+	Name   string // -J, verbatim (a job array's [...] and %limit included)
+	Depend string // -w, as written
+	// Exclusive: -x, the job runs alone on its hosts.
+	Exclusive bool
+	Queue     string // -q; "" for the default queue
+	Project   string // -P
 	// TasksMin and TasksMax: -n min[,max]; without -n, the total of a
 	// compound -R, else 1.
 	TasksMin, TasksMax int
@@ -61,6 +63,7 @@ func (r *Request) Submit() event.Submit {
 		name, array = a.Name, a.Text
 	}
 	return event.Submit{
+		Exclusive:  r.Exclusive,
 		Depend:     r.Depend,
 		Array:      array,
 		Name:       name,
@@ -293,7 +296,7 @@ func finish(f *fields, cmd []word, script string) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{
-		Name: f.name, Depend: f.depend, Queue: f.queue, Project: f.project,
+		Name: f.name, Depend: f.depend, Exclusive: f.exclusive, Queue: f.queue, Project: f.project,
 		TasksMin: lo, TasksMax: hi,
 		ResReq: text, Req: req,
 		Estimate: f.runMinutes * 60,
