@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"time"
-
 )
 
 // Server is the `server:` section of a live cluster's configuration

@@ -16,18 +16,18 @@ import (
 type opt uint8
 
 const (
-	optTasks    opt = iota // -n min[,max]
-	optResReq              // -R res_req (may be repeated)
-	optQueue               // -q queue
-	optRunLimit            // -W [hours:]minutes
-	optName                // -J name
-	optStdout              // -o file
-	optStderr              // -e file
-	optProject             // -P project
-	optRerun               // -r, and -rn (not rerunnable)
-	optPack                // -pack file (command line only)
-	optDepend              // -w 'dependency_expression'
-	optExclusive           // -x
+	optTasks     opt = iota // -n min[,max]
+	optResReq               // -R res_req (may be repeated)
+	optQueue                // -q queue
+	optRunLimit             // -W [hours:]minutes
+	optName                 // -J name
+	optStdout               // -o file
+	optStderr               // -e file
+	optProject              // -P project
+	optRerun                // -r, and -rn (not rerunnable)
+	optPack                 // -pack file (command line only)
+	optDepend               // -w 'dependency_expression'
+	optExclusive            // -x
 	numOpts
 )
 
