@@ -11,6 +11,7 @@
 package depend
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -105,16 +106,69 @@ func (e *Expr) Refs() []Ref {
 // Eval returns what e says now, looking jobs up with look.
 func (e *Expr) Eval(look Lookup) Truth { return e.root.eval(look) }
 
+// Bind returns e with every condition whose jobs have all ended (by look,
+// now) replaced by its value, which can no longer change: a copy that
+// needs no lookup of those jobs (a forecast simulates a copy of the
+// cluster that holds no ended job). Its canonical form is e's.
+func (e *Expr) Bind(look Lookup) *Expr {
+	return &Expr{root: bind(e.root, look), text: e.text}
+}
+
+func bind(n node, look Lookup) node {
+	switch x := n.(type) {
+	case and:
+		return and{bind(x.l, look), bind(x.r, look)}
+	case or:
+		return or{bind(x.l, look), bind(x.r, look)}
+	case not:
+		return not{bind(x.x, look)}
+	case *cond:
+		jobs := look(x.ref)
+		for _, j := range jobs {
+			if j.State != Done && j.State != Exit {
+				return x
+			}
+		}
+		if len(jobs) == 0 {
+			return x
+		}
+		return bound{x, x.eval(look)}
+	}
+	return n
+}
+
+// bound is a condition whose value is final.
+type bound struct {
+	c *cond
+	t Truth
+}
+
+func (b bound) eval(Lookup) Truth         { return b.t }
+func (b bound) walk(f func(*cond))        { f(b.c) }
+func (b bound) write(sb *strings.Builder) { b.c.write(sb) }
+
 // Unmet returns the first condition of e (in reading order) that is not
 // satisfied now, in canonical form ("done(12)"), or "" when e is.
-func (e *Expr) Unmet(look Lookup) string {
-	out := ""
-	e.root.walk(func(c *cond) {
-		if out == "" && c.eval(look) != Satisfied {
-			out = c.String()
+func (e *Expr) Unmet(look Lookup) string { return unmet(e.root, look) }
+
+func unmet(n node, look Lookup) string {
+	switch x := n.(type) {
+	case and:
+		return cmp.Or(unmet(x.l, look), unmet(x.r, look))
+	case or:
+		return cmp.Or(unmet(x.l, look), unmet(x.r, look))
+	case not:
+		return unmet(x.x, look)
+	case bound:
+		if x.t != Satisfied {
+			return x.c.String()
 		}
-	})
-	return out
+	case *cond:
+		if x.eval(look) != Satisfied {
+			return x.String()
+		}
+	}
+	return ""
 }
 
 type node interface {

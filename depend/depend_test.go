@@ -187,3 +187,33 @@ func FuzzParse(f *testing.F) {
 		e.Eval(func(Ref) []Job { return []Job{{State: Running}} })
 	})
 }
+
+// TestBind: conditions on jobs that have all ended keep their value in a
+// bound copy, evaluated later where those jobs are unknown (a forecast's
+// copy of the cluster); the others are looked up then.
+func TestBind(t *testing.T) {
+	e, err := Parse("done(1) && (done(2) || exit(3))")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := map[int64][]Job{1: {{State: Done, Started: true}}, 2: {{State: Running, Started: true}}, 3: {{State: Done, Started: true}}}
+	b := e.Bind(func(r Ref) []Job { return now[r.ID] })
+	if b.String() != e.String() {
+		t.Errorf("bound text %q, want %q", b, e)
+	}
+	later := map[int64][]Job{2: {{State: Pending}}} // jobs 1 and 3 unknown later
+	look := func(r Ref) []Job { return later[r.ID] }
+	if got := e.Eval(look); got != Never {
+		t.Errorf("unbound, with job 1 unknown: %d, want Never", got)
+	}
+	if got := b.Eval(look); got != Waiting {
+		t.Errorf("bound, job 2 pending: %d, want Waiting", got)
+	}
+	if got := b.Unmet(look); got != "done(2)" {
+		t.Errorf("bound Unmet %q, want done(2) (exit(3) is bound Never)", got)
+	}
+	later[2] = []Job{{State: Done, Started: true}}
+	if got := b.Eval(look); got != Satisfied {
+		t.Errorf("bound, job 2 done: %d, want Satisfied", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/sim"
 )
@@ -131,5 +132,72 @@ jobs:
 				t.Errorf("%s: job %d: %+v (found %v), want start %d on h1", c.policy, id, f, ok, start)
 			}
 		}
+	}
+}
+
+// TestForecastEndedDependency: a pending job whose dependency names a job
+// that has ended is forecast as if the condition were looked up live. On
+// one host of 1 slot: job 1 ran and ended DONE; job 2 (-W 100) runs since
+// 10; job 3 (done(1) && ended(2)) is forecast to start when job 2 ends,
+// at 10 + 100 (its estimate; the scheduler plans LiveSlack more, but a job
+// runs its estimate in the forecast), not "never" (before Bind, job 1 was
+// unknown to the snapshot); job 4 (exit(1)) never starts: job 1 ended DONE.
+func TestForecastEndedDependency(t *testing.T) {
+	c, _, err := cluster.ParseConfig("c", []byte("hosts: [{name: h1, slots: 1}]\nqueues: [{name: normal, policy: fcfs}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state.New()
+	k, err := live.New(c, st, plugins.NewInTreeRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := func(id int64, est int64, dep string) *event.Submit {
+		return &event.Submit{Job: id, User: "u", Queue: "normal", TasksMin: 1, TasksMax: 1, Estimate: est, Depend: dep, Command: []string{"true"}, Cwd: "/"}
+	}
+	apply := func(e event.Event) {
+		t.Helper()
+		e.Index = st.Index + 1
+		if err := k.Apply(e); err != nil {
+			t.Fatalf("%s: %v", e.Type, err)
+		}
+	}
+	cycle := func(sec int64) {
+		t.Helper()
+		e, ok, err := k.Cycle(context.Background(), sec*1e9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			e.Index = st.Index + 1
+			if err := k.Commit(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	apply(event.Event{At: 0, Type: event.HostRegistered, Host: &event.Host{Name: "h1"}})
+	apply(event.Event{At: 0, Type: event.JobSubmitted, Submit: sub(1, 5, "")})
+	cycle(0)
+	apply(event.Event{At: 1e9, Type: event.JobStarted, Started: &event.Started{Job: 1, Attempt: 1, Host: "h1", PID: 7}})
+	apply(event.Event{At: 5e9, Type: event.JobFinished, Finished: &event.Finished{Job: 1, Attempt: 1}})
+	apply(event.Event{At: 10e9, Type: event.JobSubmitted, Submit: sub(2, 100, "")})
+	cycle(10)
+	apply(event.Event{At: 10e9, Type: event.JobStarted, Started: &event.Started{Job: 2, Attempt: 1, Host: "h1", PID: 8}})
+	apply(event.Event{At: 11e9, Type: event.JobSubmitted, Submit: sub(3, 10, "done(1) && ended(2)")})
+	apply(event.Event{At: 11e9, Type: event.JobSubmitted, Submit: sub(4, 10, "exit(1)")})
+	cycle(11)
+	snap, reserved, err := k.Snapshot(11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := sim.Forecasts(context.Background(), snap, reserved, plugins.NewInTreeRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := fc[3]; !ok || f.Start != 110 {
+		t.Errorf("job 3: forecast %+v (found %v), want a start at 110", f, ok)
+	}
+	if f, ok := fc[4]; ok {
+		t.Errorf("job 4: forecast %+v, want none (it never starts)", f)
 	}
 }

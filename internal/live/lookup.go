@@ -98,3 +98,49 @@ func (k *Core) checkRefs(e *depend.Expr, job event.JobID) error {
 	}
 	return nil
 }
+
+// stateJobs is a depend.Lookup over the state (read only: it may run under
+// the loop's read lock) for the references of job self, of user.
+func (k *Core) stateJobs(user string, self event.JobID) depend.Lookup {
+	one := func(j *state.Job) depend.Job {
+		switch j.State {
+		case state.Run:
+			return depend.Job{State: depend.Running, Started: true}
+		case state.Done:
+			return depend.Job{State: depend.Done, ExitCode: j.ExitCode, Started: true}
+		case state.Exit:
+			return depend.Job{State: depend.Exit, ExitCode: j.ExitCode, Started: j.StartTime != 0}
+		}
+		return depend.Job{State: depend.Pending}
+	}
+	return func(r depend.Ref) []depend.Job {
+		var out []depend.Job
+		if r.Name != "" {
+			for _, id := range k.names[nameKey{user, r.Name}] {
+				if id != self {
+					out = append(out, one(k.State.Job(id)))
+				}
+			}
+			return out
+		}
+		j := k.State.Job(r.ID)
+		switch {
+		case j == nil:
+			return nil
+		case j.ArrayJob != r.ID && r.Index == 0:
+			return []depend.Job{one(j)}
+		case j.ArrayJob != r.ID:
+			return nil
+		}
+		for id := r.ID; ; id++ {
+			el := k.State.Job(id)
+			if el == nil || el.ArrayJob != r.ID {
+				break
+			}
+			if r.Index == 0 || el.ArrayIndex == r.Index {
+				out = append(out, one(el))
+			}
+		}
+		return out
+	}
+}

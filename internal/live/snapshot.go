@@ -22,6 +22,9 @@ import (
 //     slots for good);
 //   - a pending job is submitted at now (submit order kept by job ID) and
 //     runs for its estimate, never ending without one.
+//   - a pending job's dependency keeps the value of each condition on
+//     jobs that have all ended (the copy holds no ended job), and looks up
+//     the others in the copy.
 //
 // It fails only when a job's queue or host is not in the configuration
 // (which the server's checks rule out).
@@ -51,6 +54,11 @@ func (k *Core) Snapshot(now int64) (c *cluster.Cluster, reserved map[cluster.Job
 		}
 		if j.State == state.Pend {
 			spec.Submit = now
+			if spec.Depend != nil {
+				// The copy holds no ended job: what its conditions on
+				// ended jobs say is fixed now (depend.Expr.Bind).
+				spec.Depend = spec.Depend.Bind(k.stateJobs(j.User, j.Job))
+			}
 			c.Jobs = append(c.Jobs, *spec)
 			if r := j.Reserved; r != nil {
 				if alloc, err := k.alloc(j.Job, r.Hosts, r.Shared); err == nil {
