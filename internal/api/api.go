@@ -23,6 +23,7 @@ import (
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/sim"
 )
 
@@ -409,9 +410,9 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	all := q.Get("all") == "1"
 	forecast := q.Get("forecast") == "1"
-	var sels []selector
+	var sels []jobarray.Ref
 	for _, s := range q["id"] {
-		sel, err := parseSelector(s)
+		sel, err := jobarray.ParseRef(s)
 		if err != nil {
 			fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error(), Field: "id"})
 			return
@@ -435,7 +436,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 		if sels != nil {
 			for _, sel := range sels {
-				js := selectJobs(k.State, sel)
+				js := k.State.Select(sel.ID, sel.Index)
 				if len(js) == 0 || private && js[0].User != c.User {
 					missing = sel.String() // another user's private job is not there
 					return
@@ -517,7 +518,7 @@ func (h *Handler) kill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
-		js := selectJobs(st, sel)
+		js := st.Select(sel.ID, sel.Index)
 		if len(js) == 0 {
 			return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}
 		}

@@ -12,48 +12,16 @@ import (
 
 // This file holds how requests name jobs of arrays (docs/arrays.md): "12"
 // is job 12, or every element of array 12 when 12 is an array's ID;
-// "12[3]" is the element of array 12 with index 3.
-
-// selector names jobs as users write them (jobarray.Ref).
-type selector = jobarray.Ref
-
-// parseSelector reads "ID" or "ID[INDEX]".
-func parseSelector(s string) (selector, error) { return jobarray.ParseRef(s) }
-
-// selectJobs returns the jobs sel names in st, in ID order: the job, the
-// elements of the array it names, or the one element; none when there is
-// no such job.
-func selectJobs(st *state.State, sel selector) []*state.Job {
-	j := st.Job(sel.ID)
-	if j == nil {
-		return nil
-	}
-	if j.ArrayJob != sel.ID {
-		if sel.Index != 0 {
-			return nil // not an array
-		}
-		return []*state.Job{j}
-	}
-	var out []*state.Job
-	for id := sel.ID; ; id++ {
-		el := st.Job(id)
-		if el == nil || el.ArrayJob != sel.ID {
-			break
-		}
-		if sel.Index == 0 || el.ArrayIndex == sel.Index {
-			out = append(out, el)
-		}
-	}
-	return out
-}
+// "12[3]" is the element of array 12 with index 3 (jobarray.ParseRef,
+// state.Select).
 
 // pathSelector reads the job named by a /v1/jobs/{id}/... route; a bad
 // name is answered with 400.
-func pathSelector(w http.ResponseWriter, r *http.Request) (selector, bool) {
-	sel, err := parseSelector(r.PathValue("id"))
+func pathSelector(w http.ResponseWriter, r *http.Request) (jobarray.Ref, bool) {
+	sel, err := jobarray.ParseRef(r.PathValue("id"))
 	if err != nil {
 		fail(w, &Error{Status: http.StatusBadRequest, Msg: err.Error()})
-		return selector{}, false
+		return jobarray.Ref{}, false
 	}
 	return sel, true
 }
@@ -84,8 +52,8 @@ func elementsOf(j *JobRequest) (int64, *Error) {
 // (history, why): nil with 404 when there is none (or, with private, it is
 // not user's: another user's private job is not there), 400 when sel
 // names a whole array of more than one element.
-func oneJob(st *state.State, sel selector, private bool, user string) (*state.Job, *Error) {
-	js := selectJobs(st, sel)
+func oneJob(st *state.State, sel jobarray.Ref, private bool, user string) (*state.Job, *Error) {
+	js := st.Select(sel.ID, sel.Index)
 	switch {
 	case len(js) == 0 || private && js[0].User != user:
 		return nil, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("job %s does not exist", sel)}

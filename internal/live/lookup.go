@@ -77,22 +77,7 @@ func (k *Core) checkRefs(e *depend.Expr, job event.JobID) error {
 		if r.Name != "" {
 			continue
 		}
-		j := k.State.Job(r.ID)
-		if j == nil || r.ID >= job {
-			return fmt.Errorf("job %d: dependency %s: job %d does not exist", job, e, r.ID)
-		}
-		if r.Index == 0 {
-			continue
-		}
-		found := false
-		for id := r.ID; !found; id++ {
-			el := k.State.Job(id)
-			if el == nil || el.ArrayJob != r.ID {
-				break
-			}
-			found = el.ArrayIndex == r.Index
-		}
-		if !found {
+		if r.ID >= job || len(k.State.Select(r.ID, r.Index)) == 0 {
 			return fmt.Errorf("job %d: dependency %s: job %s does not exist", job, e, r)
 		}
 	}
@@ -123,23 +108,8 @@ func (k *Core) stateJobs(user string, self event.JobID) depend.Lookup {
 			}
 			return out
 		}
-		j := k.State.Job(r.ID)
-		switch {
-		case j == nil:
-			return nil
-		case j.ArrayJob != r.ID && r.Index == 0:
-			return []depend.Job{one(j)}
-		case j.ArrayJob != r.ID:
-			return nil
-		}
-		for id := r.ID; ; id++ {
-			el := k.State.Job(id)
-			if el == nil || el.ArrayJob != r.ID {
-				break
-			}
-			if r.Index == 0 || el.ArrayIndex == r.Index {
-				out = append(out, one(el))
-			}
+		for _, j := range k.State.Select(r.ID, r.Index) {
+			out = append(out, one(j))
 		}
 		return out
 	}

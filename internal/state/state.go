@@ -330,3 +330,30 @@ func Unmarshal(data []byte) (*State, error) {
 	}
 	return s, nil
 }
+
+// Select returns the jobs a user's name for them gives, in ID order
+// (docs/arrays.md): with index 0, job id, or every element of the array
+// whose ID id is (its first element's); with an index, that element of
+// array id. None when there is no such job.
+func (s *State) Select(id, index int64) []*Job {
+	j := s.Job(id)
+	switch {
+	case j == nil:
+		return nil
+	case j.ArrayJob != id && index == 0:
+		return []*Job{j}
+	case j.ArrayJob != id:
+		return nil // not an array
+	}
+	var out []*Job
+	for k := id; ; k++ {
+		el := s.Job(k)
+		if el == nil || el.ArrayJob != id {
+			break
+		}
+		if index == 0 || el.ArrayIndex == index {
+			out = append(out, el)
+		}
+	}
+	return out
+}
