@@ -27,10 +27,11 @@ type Gate interface {
 	Admit(job *Job) (ok bool, why PendReasons)
 }
 
-// Waker is an optional Gate capability: after a pass, the time (seconds)
-// at which a job it held back becomes admissible with nothing else
-// happening (a think time running out), or -1. The scheduler runs a
-// cycle then (Scheduler.NextWake).
+// Waker is an optional Gate capability: after a cycle in which the gates
+// were asked, the time (seconds) at which a job the gate held back may
+// become admissible with no job submitted or ending (a think time running
+// out, a job started in the cycle that another waits to see started), or
+// -1. The scheduler runs a cycle then (Scheduler.NextWake).
 type Waker interface {
 	Wake() int64
 }

@@ -46,8 +46,6 @@ type dispatcher struct {
 	// its reservation, or its reservation moved earlier: the window it
 	// held is free for the jobs re-planned before it in this cycle.
 	vacated bool
-	// nstarted counts the jobs the cycle started.
-	nstarted int
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -57,7 +55,6 @@ func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
 	clear(d.held)
 	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
-	d.nstarted = 0
 }
 
 // Now implements framework.Dispatcher.
@@ -108,7 +105,6 @@ func (d *dispatcher) Start(job *framework.Job, r framework.Reservation) error {
 // and, for the projections, its estimated end and the changed free slots.
 func (d *dispatcher) started(job *framework.Job) {
 	d.changed = true
-	d.nstarted++
 	if job.Reserved != nil {
 		d.vacated = d.vacated || job.Reserved.Start > d.now && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)

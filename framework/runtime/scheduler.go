@@ -28,11 +28,12 @@ type Scheduler struct {
 	policies   []framework.Policy    // per queue
 	gates      []framework.Gate      // the profile's, in order
 	admitted   []*framework.Job      // scratch: the jobs the gates admitted
-	// waitsOnJobs: the last cycle held a job back on a dependency.
-	waitsOnJobs bool
-	byID        map[cluster.JobID]*framework.Job
-	byName      map[nameKey][]*framework.Job // per user and name (Lookup)
-	disp        dispatcher                   // the cycles' dispatcher, reused
+	// gatesAsked: the last cycle asked the gates (some pending job was
+	// gated), whose Wakers then have a say in NextWake.
+	gatesAsked bool
+	byID       map[cluster.JobID]*framework.Job
+	byName     map[nameKey][]*framework.Job // per user and name (Lookup)
+	disp       dispatcher                   // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
@@ -374,13 +375,8 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		lo = hi
 	}
 	s.wake = -1
-	if s.waitsOnJobs && d.nstarted > 0 {
-		// A job held on a dependency may wait for one of these starts
-		// (started()): it is looked at again a second on.
-		s.wake = satAdd(now, 1)
-	}
 	for _, g := range s.gates {
-		if w, ok := g.(framework.Waker); ok && s.waitsOnJobs {
+		if w, ok := g.(framework.Waker); ok && s.gatesAsked {
 			if at := w.Wake(); at >= 0 && (s.wake < 0 || at < s.wake) {
 				s.wake = at
 			}
@@ -410,10 +406,11 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 // one lets the others move up (the cycle re-plans them, as after an end
 // off its estimate).
 func (s *Scheduler) gate(now int64) []*framework.Job {
-	s.waitsOnJobs = false
+	s.gatesAsked = false
 	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated }) {
 		return s.order
 	}
+	s.gatesAsked = true
 	for _, g := range s.gates {
 		g.Begin(now)
 	}
@@ -425,7 +422,6 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 		if j.Gated && s.runner.NeverFits(j) == "" && !s.runner.isStuck(j) {
 			if ok, why := s.admitOne(j); !ok {
 				j.Reasons = why
-				s.waitsOnJobs = s.waitsOnJobs || why.Main == framework.Dependency
 				if j.Reserved != nil {
 					j.Reserved = nil
 					s.offPlan = true

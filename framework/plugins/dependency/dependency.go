@@ -25,13 +25,17 @@ type Plugin struct {
 	look depend.Lookup  // bound once to the plugin
 	buf  []depend.Job
 	now  int64 // the pass's time
-	wake int64 // Wake
+	wake int64 // the earliest end of a think time that holds a job back
 	last int64 // the latest end among the jobs the last lookups named
+	// held: the pass held a job back on its dependency; started: a job
+	// started since the pass began (Observer).
+	held, started bool
 }
 
 var (
-	_ framework.Gate  = (*Plugin)(nil)
-	_ framework.Waker = (*Plugin)(nil)
+	_ framework.Gate     = (*Plugin)(nil)
+	_ framework.Waker    = (*Plugin)(nil)
+	_ framework.Observer = (*Plugin)(nil)
 )
 
 // New returns the dependency gate reading jobs through jobs.
@@ -48,11 +52,25 @@ func (*Plugin) Name() string { return Name }
 func (*Plugin) Applies(spec *cluster.Job) bool { return spec.Depend != nil }
 
 // Begin implements framework.Gate.
-func (p *Plugin) Begin(now int64) { p.now, p.wake = now, -1 }
+func (p *Plugin) Begin(now int64) { p.now, p.wake, p.held, p.started = now, -1, false, false }
 
-// Wake implements framework.Waker: the earliest end of a think time that
-// holds a job back, or -1.
-func (p *Plugin) Wake() int64 { return p.wake }
+// Wake implements framework.Waker: a second on when the pass held a job
+// back on a dependency that may yet be satisfied and the cycle then
+// started one (a job held on started() sees it
+// started in the next pass), else the earliest end of a think time that
+// holds a job back, else -1.
+func (p *Plugin) Wake() int64 {
+	if p.held && p.started && (p.wake < 0 || p.now+1 < p.wake) {
+		return p.now + 1
+	}
+	return p.wake
+}
+
+// JobStarted implements framework.Observer.
+func (p *Plugin) JobStarted(*framework.Job, int64) { p.started = true }
+
+// JobFinished implements framework.Observer.
+func (*Plugin) JobFinished(*framework.Job, int64) {}
 
 // Admit implements framework.Gate: a job is admitted once its expression
 // is satisfied.
@@ -71,6 +89,7 @@ func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 			if p.wake < 0 || at < p.wake {
 				p.wake = at
 			}
+			p.held = true
 			return false, framework.PendReasons{Main: framework.Dependency, Detail: -1,
 				Note: e.String() + " and " + strconv.FormatInt(think, 10) + " s of think time"}
 		}
@@ -78,6 +97,7 @@ func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 	case depend.Never:
 		return false, framework.PendReasons{Main: framework.DependencyNeverSatisfied, Detail: -1, Note: e.Unmet(p.look)}
 	}
+	p.held = true
 	return false, framework.PendReasons{Main: framework.Dependency, Detail: -1, Note: e.Unmet(p.look)}
 }
 
