@@ -31,8 +31,10 @@ type Scheduler struct {
 	// gatesAsked: the last cycle asked the gates (some pending job was
 	// gated), whose Wakers then have a say in NextWake.
 	gatesAsked bool
-	byID       map[cluster.JobID]*framework.Job
-	byName     map[nameKey][]*framework.Job // per user and name (Lookup)
+	// byID and byName index Jobs for Lookup, built at the first lookup
+	// (a scheduler whose gates look up no job pays nothing for them).
+	byID   map[cluster.JobID]*framework.Job
+	byName map[nameKey][]*framework.Job
 	disp       dispatcher                   // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
@@ -75,10 +77,8 @@ type reqKey struct {
 // (or shared with an earlier job's equal one).
 func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 	job := &framework.Job{Spec: spec}
-	s.byID[spec.ID] = job
-	if spec.Name != "" {
-		k := nameKey{spec.User, spec.Name}
-		s.byName[k] = append(s.byName[k], job)
+	if s.byID != nil {
+		s.index(job)
 	}
 	for _, g := range s.gates {
 		job.Gated = job.Gated || g.Applies(spec)
@@ -154,8 +154,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	if err := prof.Validate(c); err != nil {
 		return nil, err
 	}
-	s.byID, s.byName = map[cluster.JobID]*framework.Job{}, map[nameKey][]*framework.Job{}
-	h := framework.Handle{Cluster: c, State: s.State, Queue: -1, Jobs: framework.Lookup(s)}
+	h := framework.Handle{Cluster: c, State: s.State, Queue: -1, Jobs: s}
 	if opts.Lookup != nil {
 		h.Jobs = opts.Lookup
 	}
@@ -449,11 +448,33 @@ func (s *Scheduler) admitOne(job *framework.Job) (bool, framework.PendReasons) {
 type nameKey struct{ user, name string }
 
 // JobByID implements framework.Lookup.
-func (s *Scheduler) JobByID(id cluster.JobID) *framework.Job { return s.byID[id] }
+func (s *Scheduler) JobByID(id cluster.JobID) *framework.Job { return s.indexed().byID[id] }
 
 // JobsByName implements framework.Lookup.
 func (s *Scheduler) JobsByName(user, name string) []*framework.Job {
-	return s.byName[nameKey{user, name}]
+	return s.indexed().byName[nameKey{user, name}]
+}
+
+// indexed builds the Lookup indexes at the first lookup, from Jobs (every
+// job the scheduler has: lookups come in cycles, after newJob's callers
+// appended theirs), and returns s.
+func (s *Scheduler) indexed() *Scheduler {
+	if s.byID == nil {
+		s.byID, s.byName = make(map[cluster.JobID]*framework.Job, len(s.Jobs)), map[nameKey][]*framework.Job{}
+		for _, j := range s.Jobs {
+			s.index(j)
+		}
+	}
+	return s
+}
+
+// index adds job to the Lookup indexes.
+func (s *Scheduler) index(job *framework.Job) {
+	s.byID[job.Spec.ID] = job
+	if job.Spec.Name != "" {
+		k := nameKey{job.Spec.User, job.Spec.Name}
+		s.byName[k] = append(s.byName[k], job)
+	}
 }
 
 // NextWake returns the earliest start of a reservation that the last
