@@ -1,12 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xce-sched/xce/internal/api"
 )
 
 // TestServeDevArray submits job arrays to `xce serve --dev` as a user
@@ -43,23 +45,8 @@ func TestServeDevArray(t *testing.T) {
 	if code, _, errs := run("submit", "-J", "big[1-1001]", "--", "true"); code != ExitUsage || !strings.Contains(errs, "more than 1000 elements") {
 		t.Errorf("an array over max_array_size (1000 by default): exit %d, %q", code, errs)
 	}
-	type job struct {
-		ID         int64  `json:"id"`
-		ArrayIndex int64  `json:"array_index"`
-		Job        int64  `json:"job"`
-		State      string `json:"state"`
-		EndReason  string `json:"end_reason"`
-	}
-	jobs := func(args ...string) []job {
-		_, out, _ := run(append([]string{"jobs", "-a", "--json"}, args...)...)
-		var rep struct{ Jobs []job }
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		return rep.Jobs
-	}
-	want := []job{{1, 1, 1, "", ""}, {1, 2, 2, "", ""}, {1, 3, 3, "", ""}, {4, 1, 4, "", ""}, {4, 4, 5, "", ""},
-		{6, 1, 6, "", ""}, {6, 2, 7, "", ""}, {6, 3, 8, "", ""}}
+	jobs := func(args ...string) []api.JobInfo { return devJobs(t, run, args...) }
+	want := []struct{ ID, ArrayIndex, Job int64 }{{1, 1, 1}, {1, 2, 2}, {1, 3, 3}, {4, 1, 4}, {4, 4, 5}, {6, 1, 6}, {6, 2, 7}, {6, 3, 8}}
 	js := jobs()
 	if len(js) != len(want) {
 		t.Fatalf("jobs: %+v, want %d", js, len(want))
@@ -79,23 +66,9 @@ func TestServeDevArray(t *testing.T) {
 	if code, out, errs := run("kill", "6"); code != ExitOK || out != "Job <6> is being terminated\n" {
 		t.Errorf("kill 6: exit %d, %q %q", code, out, errs)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		js = jobs()
-		done := 0
-		for _, j := range js {
-			if j.State == "DONE" || j.State == "EXIT" {
-				done++
-			}
-		}
-		if done == len(want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not every element ended within 20 s: %+v", js)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	js = awaitJobs(t, run, "every element ends", 20*time.Second, func(js []api.JobInfo) bool {
+		return !slices.ContainsFunc(js, func(j api.JobInfo) bool { return j.State == "PEND" || j.State == "RUN" })
+	})
 	for i, st := range []string{"DONE", "DONE", "DONE", "EXIT", "EXIT", "EXIT", "EXIT", "EXIT"} {
 		if js[i].State != st {
 			t.Errorf("job %d[%d]: %s, want %s", js[i].ID, js[i].ArrayIndex, js[i].State, st)

@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xce-sched/xce/internal/api"
 )
 
 // TestServeDevDepend submits jobs with dependencies (-w) to `xce serve
@@ -43,30 +44,9 @@ func TestServeDevDepend(t *testing.T) {
 	if code, _, errs := run("submit", "-w", "done(1) &&", "--", "true"); code != ExitUsage || !strings.Contains(errs, "col 11: -w: expected a condition") {
 		t.Errorf("a dependency that does not parse: exit %d, %q", code, errs)
 	}
-	type job struct {
-		ID       int64  `json:"id"`
-		State    string `json:"state"`
-		Reason   string `json:"reason"`
-		Detail   string `json:"detail"`
-		ExitCode int    `json:"exit_code"`
-	}
-	var js []job
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, out, _ := run("jobs", "-a", "--json")
-		var rep struct{ Jobs []job }
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		js = rep.Jobs
-		if len(js) == 4 && js[1].State == "DONE" && js[3].State == "DONE" && js[2].Reason == "DependencyNeverSatisfied" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs did not settle within 20 s: %+v", js)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	js := awaitJobs(t, run, "jobs settle", 20*time.Second, func(js []api.JobInfo) bool {
+		return len(js) == 4 && js[1].State == "DONE" && js[3].State == "DONE" && js[2].Reason == "DependencyNeverSatisfied"
+	})
 	if js[0].State != "EXIT" || js[0].ExitCode != 3 || js[2].State != "PEND" || js[2].Detail != "done(1)" {
 		t.Errorf("jobs %+v: want job 1 EXIT 3, job 3 PEND on done(1)", js)
 	}

@@ -10,15 +10,47 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/proctest"
 )
+
+// runner runs an xce command: exit code, standard output, standard error.
+type runner = func(args ...string) (int, string, string)
+
+// devJobs returns `xce jobs -a --json [args...]`'s jobs, through run.
+func devJobs(t *testing.T, run runner, args ...string) []api.JobInfo {
+	t.Helper()
+	_, out, _ := run(append([]string{"jobs", "-a", "--json"}, args...)...)
+	var rep api.JobsReply
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return rep.Jobs
+}
+
+// awaitJobs polls devJobs until ok holds of the jobs, and returns them;
+// it fails t after timeout.
+func awaitJobs(t *testing.T, run runner, what string, timeout time.Duration, ok func([]api.JobInfo) bool) []api.JobInfo {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		js := devJobs(t, run)
+		if ok(js) {
+			return js
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %+v", what, timeout, js)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // serveDev runs `xce serve --dev` in this process, in a temporary
 // directory that becomes the working directory, with XCE_SERVER set to its
 // socket; it returns the directory and a runner of xce commands (exit
 // code, standard output, standard error). The server stops, and is
 // checked to stop cleanly, when the test ends.
-func serveDev(t *testing.T) (dir string, run func(args ...string) (int, string, string)) {
+func serveDev(t *testing.T) (dir string, run runner) {
 	dir = t.TempDir()
 	data := filepath.Join(dir, "data")
 	socket := filepath.Join(data, "xce.sock")
@@ -84,36 +116,10 @@ func TestServeDev(t *testing.T) {
 	if code, _, errs := run("submit", "-pack", pack); code != ExitUsage || !strings.Contains(errs, `unknown resource "gpu"`) {
 		t.Errorf("bad pack: exit %d, %q", code, errs)
 	}
-	type job struct {
-		ID        int64  `json:"id"`
-		State     string `json:"state"`
-		ExitCode  int    `json:"exit_code"`
-		EndReason string `json:"end_reason"`
-		Reason    string `json:"reason"`
-		PID       int    `json:"pid"`
+	await := func(what string, ok func([]api.JobInfo) bool) []api.JobInfo {
+		return awaitJobs(t, run, what, 15*time.Second, ok)
 	}
-	jobs := func() []job {
-		_, out, _ := run("jobs", "-a", "--json")
-		var rep struct{ Jobs []job }
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		return rep.Jobs
-	}
-	await := func(what string, ok func([]job) bool) []job {
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			js := jobs()
-			if ok(js) {
-				return js
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 15 s: %+v", what, js)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	await("jobs 1 and 2 end, job 3 runs", func(js []job) bool {
+	await("jobs 1 and 2 end, job 3 runs", func(js []api.JobInfo) bool {
 		return len(js) == 3 && js[0].State == "DONE" && js[1].State == "EXIT" && js[2].PID != 0
 	})
 	if err := os.WriteFile(pack, []byte("true\n-J second sh -c 'exit 0'\n"), 0o644); err != nil {
@@ -122,11 +128,11 @@ func TestServeDev(t *testing.T) {
 	if code, out, errs := run("submit", "--json", "-pack", pack); code != ExitOK || strings.Join(strings.Fields(out), "") != `{"ids":[4,5]}` {
 		t.Errorf("good pack: exit %d, %q %q", code, out, errs)
 	}
-	await("the pack's jobs end", func(js []job) bool { return len(js) == 5 && js[3].State == "DONE" && js[4].State == "DONE" })
+	await("the pack's jobs end", func(js []api.JobInfo) bool { return len(js) == 5 && js[3].State == "DONE" && js[4].State == "DONE" })
 	if code, out, errs := run("kill", "3"); code != ExitOK || out != "Job <3> is being terminated\n" {
 		t.Errorf("kill: exit %d, %q %q", code, out, errs)
 	}
-	js := await("job 3 ends", func(js []job) bool { return js[2].State == "EXIT" })
+	js := await("job 3 ends", func(js []api.JobInfo) bool { return js[2].State == "EXIT" })
 	if js[1].ExitCode != 3 || js[2].EndReason != "killed" {
 		t.Errorf("jobs %+v: want exit code 3 for job 2 and job 3 killed", js)
 	}
@@ -175,7 +181,7 @@ func TestServeDev(t *testing.T) {
 		t.Errorf("closing an unknown host: exit %d, want %d", code, ExitFailure)
 	}
 	run("submit", "--", "true")
-	await("job 6 pends on the closed host", func(js []job) bool {
+	await("job 6 pends on the closed host", func(js []api.JobInfo) bool {
 		return len(js) == 6 && js[5].State == "PEND" && js[5].Reason == "NoHostMatch"
 	})
 	want := "Job <6>, user <root>, queue <normal>: PENDING REASON: NoHostMatch\n    closed: 1 host\n"
@@ -186,7 +192,7 @@ func TestServeDev(t *testing.T) {
 		t.Errorf("jobs -l 6:\n%s", out)
 	}
 	run("host", "open", host)
-	await("job 6 runs once the host is open", func(js []job) bool { return js[5].State == "DONE" })
+	await("job 6 runs once the host is open", func(js []api.JobInfo) bool { return js[5].State == "DONE" })
 }
 
 // TestReconfig runs `xce serve --config FILE --data DIR` (no agent: its
