@@ -91,9 +91,7 @@ func runFromData(cmd *cobra.Command, f *simFlags) error {
 		return err
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(cmd.OutOrStdout(), res)
 	}
 	return writeFromData(cmd.OutOrStdout(), res)
 }

@@ -144,9 +144,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		}
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(cmd.OutOrStdout(), res)
 	}
 	return writeSimTable(cmd.OutOrStdout(), res)
 }

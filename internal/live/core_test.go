@@ -58,7 +58,14 @@ func sub(id event.JobID, tasks int, rr string) *event.Submit {
 
 func newCore(t *testing.T, st *state.State) *Core {
 	t.Helper()
-	c, err := cluster.Parse("config.yaml", []byte(config))
+	_, k := coreOf(t, config, st)
+	return k
+}
+
+// coreOf returns the configuration text parses to and a core of it over st.
+func coreOf(t *testing.T, text string, st *state.State) (*cluster.Cluster, *Core) {
+	t.Helper()
+	c, err := cluster.Parse("config.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +73,7 @@ func newCore(t *testing.T, st *state.State) *Core {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k
+	return c, k
 }
 
 // TestCoreLife, worked by hand on hosts h1 and h2 (4 slots, 1,000 MB
@@ -252,14 +259,7 @@ func TestReconfigure(t *testing.T) {
 // The new core's scheduler holds both before any cycle, and its first
 // cycle starts nothing and changes no reason.
 func TestRestartKeepsReservations(t *testing.T) {
-	c, err := cluster.Parse("config.yaml", []byte("hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal, policy: conservative}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := New(c, state.New(), plugins.NewInTreeRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, k := coreOf(t, "hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal, policy: conservative}]\n", state.New())
 	h := &harness{t: t, k: k}
 	h.apply(event.Event{Type: event.HostRegistered, At: 1e9, Host: &event.Host{Name: "h1"}})
 	for i, est := range []int64{100, 50, 50} {
@@ -295,14 +295,7 @@ func TestRestartKeepsReservations(t *testing.T) {
 // and job 2 (one task) pends with ExclusiveHost; in one that does not, -x
 // is refused at submit.
 func TestCoreExclusive(t *testing.T) {
-	c, err := cluster.Parse("config.yaml", []byte("hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit, exclusive: true}\n  - {name: plain}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := New(c, state.New(), plugins.NewInTreeRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, k := coreOf(t, "hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit, exclusive: true}\n  - {name: plain}\n", state.New())
 	h := &harness{t: t, k: k}
 	h.apply(event.Event{At: 1e9, Type: event.HostRegistered, Host: &event.Host{Name: "h1"}})
 	x := sub(1, 1, "")
