@@ -35,7 +35,7 @@ type Scheduler struct {
 	// (a scheduler whose gates look up no job pays nothing for them).
 	byID   map[cluster.JobID]*framework.Job
 	byName map[nameKey][]*framework.Job
-	disp       dispatcher                   // the cycles' dispatcher, reused
+	disp   dispatcher // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
