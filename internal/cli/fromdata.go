@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -186,11 +185,7 @@ func writeHistoryOut(dir string, w *sim.Workload, series []sim.Point, slots int,
 	if err := sim.WriteWorkload(filepath.Join(dir, "schedule.swf"), w); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "metrics.json"), append(data, '\n'), 0o644); err != nil {
+	if err := writeMetricsJSON(dir, res); err != nil {
 		return err
 	}
 	return writePlots(dir, series, slots)

@@ -283,11 +283,7 @@ func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Rec
 	if err := sim.WriteSchedule(filepath.Join(dir, "schedule.swf"), s, w); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "metrics.json"), append(data, '\n'), 0o644); err != nil {
+	if err := writeMetricsJSON(dir, res); err != nil {
 		return err
 	}
 	slots := 0
@@ -295,4 +291,13 @@ func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Rec
 		slots += h.Slots
 	}
 	return writePlots(dir, rec.Series, slots)
+}
+
+// writeMetricsJSON writes res, indented, to dir/metrics.json.
+func writeMetricsJSON(dir string, res any) error {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "metrics.json"), append(data, '\n'), 0o644)
 }
