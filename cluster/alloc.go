@@ -139,12 +139,14 @@ func (s *State) hostFits(h *HostAlloc, limits bool) error {
 }
 
 // RunningAlloc returns what running job j holds: on each host of
-// j.RunningOn its slots and slots × the per-slot rusage of each host
-// resource, and once per job the rusage of each shared resource. A snapshot
-// does not say which compound term or which alternative runs where, so for
-// those the reservation is conservative: per slot, the largest per-slot
-// amount of any term of any alternative; per job, the largest total over
-// the alternatives of a shared resource's rusage summed over its terms. A
+// j.RunningOn its slots and what the rusage of each host resource reserves
+// there by the resource's method (Reserve): slots × the amount per task,
+// the amount per host, or the amount once on the job's first host; and
+// once per job the rusage of each shared resource. A snapshot does not say
+// which compound term or which alternative runs where, so for those the
+// reservation is conservative: per resource, the largest amount of any
+// term of any alternative; per job, the largest total over the
+// alternatives of a shared resource's rusage summed over its terms. A
 // running job is thus never under-counted (docs/scenario.md). Rusage on
 // names that are neither host nor shared resources is ignored here; the
 // runner reports it as a bad request for pending jobs. A job that is not
@@ -154,7 +156,7 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 	if len(j.RunningOn) == 0 {
 		return a // a pending job holds nothing
 	}
-	perSlot := make([]float64, len(c.Resources))
+	amount := make([]float64, len(c.Resources))
 	shared := make([]float64, len(c.Shared))
 	if j.Req != nil {
 		for _, alt := range j.Req.Alternatives {
@@ -162,7 +164,7 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 			for _, t := range alt.Terms {
 				for _, ru := range t.Rusage {
 					if r, ok := c.ResourceByName(ru.Name); ok {
-						perSlot[r] = max(perSlot[r], ru.Value)
+						amount[r] = max(amount[r], ru.Value)
 					} else if sh, ok := c.SharedByName(ru.Name); ok {
 						altShared[sh] += ru.Value
 					}
@@ -178,11 +180,19 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 			a.Shared = append(a.Shared, SharedAmount{SharedID(i), v})
 		}
 	}
-	for _, hs := range j.RunningOn {
+	for i, hs := range j.RunningOn {
 		ha := HostAlloc{Host: hs.Host, Slots: hs.Slots}
-		for r, v := range perSlot {
+		for r, v := range amount {
+			switch c.Reserve(ResID(r)) {
+			case PerTask:
+				v *= float64(hs.Slots)
+			case PerJob:
+				if i > 0 {
+					v = 0
+				}
+			}
 			if v > 0 {
-				ha.Res = append(ha.Res, ResAmount{ResID(r), v * float64(hs.Slots)})
+				ha.Res = append(ha.Res, ResAmount{ResID(r), v})
 			}
 		}
 		a.Hosts = append(a.Hosts, ha)

@@ -231,6 +231,10 @@ type Cluster struct {
 	// configuration's max_array_size, LSF's MAX_JOB_ARRAY_SIZE; 0 means
 	// jobarray.DefaultMaxSize).
 	MaxArraySize int
+	// ReservationUsage is how each host consumable is reserved, indexed
+	// by ResID (the configuration's reservation_usage); nil or shorter
+	// than Resources means PerHost for the rest. Read it with Reserve.
+	ReservationUsage []ReserveMethod
 
 	schema     *Schema
 	queueHosts [][]bool // per queue: host mask, nil when the queue has no host list

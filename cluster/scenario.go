@@ -166,7 +166,7 @@ func (l *loader) yamlError(err error) error {
 
 // load builds the Cluster from the document body.
 func (l *loader) load(root ast.Node) (*Cluster, error) {
-	keys := []string{"hosts", "shared", "queues", "limits", "max_array_size", "jobs"}
+	keys := []string{"hosts", "shared", "queues", "limits", "max_array_size", "reservation_usage", "jobs"}
 	if l.config {
 		keys = configKeys
 		if es, _, err := l.mapping(root, ""); err == nil {
@@ -193,6 +193,9 @@ func (l *loader) load(root ast.Node) (*Cluster, error) {
 		return nil, err
 	}
 	if err := l.loadLimits(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadReservationUsage(top); err != nil {
 		return nil, err
 	}
 	n, err := l.intField(top, "max_array_size", 1, jobarray.MaxSize, jobarray.DefaultMaxSize)

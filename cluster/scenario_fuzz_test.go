@@ -99,15 +99,21 @@ func checkLoaded(t *testing.T, c *Cluster) {
 	}
 }
 
+// reserveMethods are the reservation methods FuzzParseRunning draws from.
+var reserveMethods = [3]string{"per_task", "per_host", "per_job"}
+
 // FuzzParseRunning builds scenarios of two hosts, a license pool and three
 // jobs from fuzzed small numbers and checks the loader's over-commit check
 // against a direct simulation: Parse must fail at the running_on of the
 // first job that does not fit, or succeed when all fit. A zero rusage[]
 // amount needs nothing, so rusage[mem=0] fits a host without mem
-// (testdata/fuzz/FuzzParseRunning/352faf5781c2cb6d).
+// (testdata/fuzz/FuzzParseRunning/352faf5781c2cb6d). Byte 17 picks mem's
+// reservation method.
 func FuzzParseRunning(f *testing.F) {
 	f.Add([]byte{2, 3, 1, 2, 1, 1, 1, 1, 0, 2, 1, 1, 0, 1, 1, 0, 0})
 	f.Add([]byte{1, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 1, 2, 2})
+	f.Add([]byte{2, 3, 1, 2, 1, 1, 1, 1, 0, 2, 1, 1, 0, 1, 1, 0, 0, 1})
+	f.Add([]byte{2, 3, 1, 2, 1, 1, 1, 1, 0, 2, 1, 1, 0, 1, 1, 0, 0, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		at := func(i int, n byte) int { // the i-th number, in [0, n)
 			if i < len(b) {
@@ -118,6 +124,7 @@ func FuzzParseRunning(f *testing.F) {
 		slots := [2]int{1 + at(0, 4), 1 + at(1, 4)}
 		mem := [2]int{at(2, 4) * 1000, at(3, 4) * 1000} // 0: no mem resource
 		lic := at(4, 4)
+		method := reserveMethods[at(17, 3)]
 		var y strings.Builder
 		y.WriteString("hosts:\n")
 		for h := range 2 {
@@ -127,7 +134,11 @@ func FuzzParseRunning(f *testing.F) {
 			}
 			y.WriteString("}\n")
 		}
-		fmt.Fprintf(&y, "shared: {lic: %d}\njobs:\n", lic)
+		fmt.Fprintf(&y, "shared: {lic: %d}\n", lic)
+		if mem[0] > 0 || mem[1] > 0 {
+			fmt.Fprintf(&y, "reservation_usage: {mem: %s}\n", method)
+		}
+		y.WriteString("jobs:\n")
 		freeSlots, freeMem, freeLic := slots, [2]float64{float64(mem[0]), float64(mem[1])}, lic
 		memIsRes := mem[0] > 0 || mem[1] > 0
 		firstBad := -1
@@ -150,13 +161,25 @@ func FuzzParseRunning(f *testing.F) {
 				continue
 			}
 			fits := licPerJob <= freeLic
+			var need [2]float64
+			firstHost := true // running_on lists h0 before h1
 			for h := range 2 {
 				if x[h] == 0 {
 					continue
 				}
+				switch method {
+				case "per_task":
+					need[h] = float64(memPerSlot * x[h])
+				case "per_host":
+					need[h] = float64(memPerSlot)
+				case "per_job":
+					if firstHost {
+						need[h] = float64(memPerSlot)
+					}
+				}
+				firstHost = false
 				// A zero amount needs nothing, even on a host without mem.
-				need := float64(memPerSlot * x[h])
-				fits = fits && x[h] <= freeSlots[h] && (!memIsRes || need == 0 || mem[h] > 0 && need <= freeMem[h])
+				fits = fits && x[h] <= freeSlots[h] && (!memIsRes || need[h] == 0 || mem[h] > 0 && need[h] <= freeMem[h])
 			}
 			if !fits {
 				firstBad = j
@@ -165,7 +188,7 @@ func FuzzParseRunning(f *testing.F) {
 			for h := range 2 {
 				freeSlots[h] -= x[h]
 				if memIsRes && x[h] > 0 {
-					freeMem[h] -= float64(memPerSlot * x[h])
+					freeMem[h] -= need[h]
 				}
 			}
 			freeLic -= licPerJob

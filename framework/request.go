@@ -47,10 +47,18 @@ type Term struct {
 	// select[mem > 1000], which can only turn false). What assumes that
 	// a host ruled out stays ruled out within a cycle (the cycle cursor,
 	// the unsatisfiable cache) is off for it.
-	Rising  bool
-	Order   []int               // value-vector columns of order[] keys
-	Desc    []bool              // per Order key: descending
-	PerSlot []cluster.ResAmount // per-slot rusage[] of host resources; amounts > 0 only
+	Rising bool
+	Order  []int  // value-vector columns of order[] keys
+	Desc   []bool // per Order key: descending
+	// PerSlot, PerHost and PerJob are the term's rusage[] of host
+	// resources, amounts > 0 only, split by how the cluster reserves
+	// each resource (cluster.Cluster.Reserve, docs/reservation.md):
+	// PerSlot for every task slot, PerHost once on every host the term
+	// places tasks on, PerJob once on the first host the term places
+	// tasks on.
+	PerSlot []cluster.ResAmount
+	PerHost []cluster.ResAmount
+	PerJob  []cluster.ResAmount
 	Span    resreq.Span
 	Same    []int // value-vector columns of same[] attributes (see SameDefined)
 }
@@ -99,7 +107,7 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 				// loader's RunningAlloc holds it; the name must still exist.
 				if r, ok := c.ResourceByName(ru.Name); ok {
 					if ru.Value > 0 {
-						ct.PerSlot = append(ct.PerSlot, cluster.ResAmount{Res: r, Amount: ru.Value})
+						ct.addRusage(c.Reserve(r), cluster.ResAmount{Res: r, Amount: ru.Value})
 					}
 				} else if sh, ok := c.SharedByName(ru.Name); ok {
 					if ru.Value > 0 {
@@ -148,9 +156,48 @@ func addShared(s []cluster.SharedAmount, id cluster.SharedID, v float64) []clust
 	return append(s, cluster.SharedAmount{Shared: id, Amount: v})
 }
 
-// Plain reports whether t has no select[], no per-slot rusage[] and no
-// same[]: any open host can take as many of its tasks as it has free slots.
-func (t *Term) Plain() bool { return t.Select.All() && len(t.PerSlot) == 0 && len(t.Same) == 0 }
+func (t *Term) addRusage(m cluster.ReserveMethod, ra cluster.ResAmount) {
+	switch m {
+	case cluster.PerTask:
+		t.PerSlot = append(t.PerSlot, ra)
+	case cluster.PerJob:
+		t.PerJob = append(t.PerJob, ra)
+	default:
+		t.PerHost = append(t.PerHost, ra)
+	}
+}
+
+// Plain reports whether t has no select[], no rusage[] of host resources
+// and no same[]: any open host can take as many of its tasks as it has
+// free slots.
+func (t *Term) Plain() bool {
+	return t.Select.All() && len(t.PerSlot) == 0 && len(t.PerHost) == 0 && len(t.PerJob) == 0 && len(t.Same) == 0
+}
+
+// HostAmount returns what placing nslots tasks of t on one host reserves
+// there of resource r: nslots × its per-slot amount, plus its per-host
+// amount, plus its per-job amount when first (the term's first host).
+func (t *Term) HostAmount(r cluster.ResID, nslots int, first bool) float64 {
+	v := 0.0
+	for _, ra := range t.PerSlot {
+		if ra.Res == r {
+			v += ra.Amount * float64(nslots)
+		}
+	}
+	for _, ra := range t.PerHost {
+		if ra.Res == r {
+			v += ra.Amount
+		}
+	}
+	if first {
+		for _, ra := range t.PerJob {
+			if ra.Res == r {
+				v += ra.Amount
+			}
+		}
+	}
+	return v
+}
 
 // SameDefined reports whether a host with value vector vals defines every
 // same[] attribute of t. Only such hosts take tasks of t, whatever the

@@ -44,10 +44,17 @@ func (v *View) Usable(h cluster.HostID, q cluster.QueueID, t *Term) Reason {
 }
 
 // Capacity returns how many tasks of term t host h can take now: its free
-// slots, bounded by free/perSlot for each per-slot rusage. It does not
-// check Usable.
+// slots, bounded by free/perSlot for each per-slot rusage; none when a
+// per-host rusage does not fit. It ignores per-job rusage (which only the
+// term's first host reserves), so on that host it is an upper bound. It
+// does not check Usable.
 func (v *View) Capacity(h cluster.HostID, t *Term) int {
 	n := v.State.FreeSlots(h)
+	for _, r := range t.PerHost {
+		if !cluster.Within(r.Amount, v.State.Free(h, r.Res)) { // NaN: the host lacks the resource
+			return 0
+		}
+	}
 	for _, r := range t.PerSlot {
 		if r.Amount <= 0 {
 			continue
@@ -66,9 +73,15 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 
 // CapacityBound returns an upper bound on Capacity(h, t) for every host h
 // at any time: the most slots a host has, bounded by the largest total of
-// each per-slot rusage resource over its amount.
+// each per-slot rusage resource over its amount; 0 when no host has as
+// much of a per-host rusage resource as the term asks.
 func (v *View) CapacityBound(t *Term) int {
 	n := v.State.MaxSlots()
+	for _, r := range t.PerHost {
+		if !cluster.Within(r.Amount, v.State.MaxTotal(r.Res)) {
+			return 0
+		}
+	}
 	for _, r := range t.PerSlot {
 		if k := math.Floor((v.State.MaxTotal(r.Res) + cluster.Epsilon) / r.Amount); r.Amount > 0 && k < float64(n) {
 			n = int(k)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -33,7 +34,8 @@ type Suggestion struct {
 // Suggest looks for the smallest changes to pending job id of snapshot c
 // (live.Core.Snapshot, taken at now, with its kept reservations) that let it start now, or sooner
 // than it starts unchanged: fewer tasks (the largest count below its
-// minimum that starts now), less of a host resource per task in its
+// minimum that starts now), less of a host resource (per task, host or
+// job, as the cluster reserves it) in its
 // rusage (the largest amount that starts now), another open queue, one
 // select[] term dropped, a wider span (span[hosts=1] dropped, or a
 // smaller ptile). Every suggestion is the job's forecast with the change
@@ -104,12 +106,15 @@ func Suggest(ctx context.Context, c *cluster.Cluster, reserved map[cluster.JobID
 	}
 
 	term := simpleTerm(orig.Req)
-	// Less of a host resource per task: the largest amount that starts now.
+	// Less of a host resource (per task, host or job, as the cluster
+	// reserves it): the largest amount that starts now.
 	if term != nil {
 		for k, ru := range term.Rusage {
-			if _, ok := c.ResourceByName(ru.Name); !ok || ru.Value < 2 || ctx.Err() != nil {
+			r, ok := c.ResourceByName(ru.Name)
+			if !ok || ru.Value < 2 || ctx.Err() != nil {
 				continue
 			}
+			per := strings.ReplaceAll(c.Reserve(r).String(), "_", " ") // e.g. "per host"
 			lo, hi := 0.0, math.Floor(ru.Value)-1
 			var best *Forecast
 			for lo < hi && ctx.Err() == nil {
@@ -126,7 +131,7 @@ func Suggest(ctx context.Context, c *cluster.Cluster, reserved map[cluster.JobID
 			}
 			if best != nil {
 				j, _ := withTerm(orig, func(t *resreq.Term) { t.Rusage[k].Value = lo })
-				add(j, best, fmt.Sprintf("-R %q", j.ResReq), fmt.Sprintf("%s=%s per task instead of %s", ru.Name, num(lo), num(ru.Value)))
+				add(j, best, fmt.Sprintf("-R %q", j.ResReq), fmt.Sprintf("%s=%s %s instead of %s", ru.Name, num(lo), per, num(ru.Value)))
 			}
 		}
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/xce-sched/xce/sim"
 )
 
-// whyCluster: h1 and h2, 4 slots and 8000 MB each; queues normal and
+// whyCluster: h1 and h2, 4 slots and 8000 MB each, mem reserved per task
+// (the suggestions below are worked out that way); queues normal and
 // short (firstfit), maint (closed) and only1 (h1 alone). Job 1 runs on h1 from 0 for 100 s
 // (its estimate), holding running_on slots; the snapshot's now is 10.
 const whyCluster = `hosts:
@@ -25,6 +26,7 @@ queues:
   - {name: short, policy: firstfit}
   - {name: maint, status: closed}
   - {name: only1, hosts: [h1]}
+reservation_usage: {mem: per_task}
 jobs:
 `
 

@@ -142,7 +142,7 @@ func TestCharacterization(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.job.ID = 1
-			_, got := run(t, ct.Spec{Hosts: tc.hosts, Jobs: []ct.Job{tc.job}})
+			_, got := run(t, ct.Spec{Hosts: tc.hosts, Jobs: []ct.Job{tc.job}, MemMethod: cluster.PerTask})
 			d := got[1]
 			if !maps.Equal(d.hosts, tc.want) || d.reason != tc.reason || (tc.detail != "" && d.detail != tc.detail) {
 				t.Errorf("got hosts %v reason %v(%s), want hosts %v reason %v(%s)", d.hosts, d.reason, d.detail, tc.want, tc.reason, tc.detail)

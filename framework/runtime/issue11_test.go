@@ -155,10 +155,16 @@ func TestPerHostLimitSizing(t *testing.T) {
 			Jobs:   []ct.Job{{ID: 1, Min: 1, Running: map[string]int{"a": 1}}, {ID: 2, Min: 5}}}, []string{"", "a*1 b*2 c*2"}},
 		// A per-host mem limit of 2000 with 1000 per slot: 2 tasks per
 		// host, although each has 4 slots and 8000 MB.
-		{"per-host mem limit", ct.Spec{Hosts: []ct.Host{host("a", 4, 8000, ""), host("b", 4, 8000, "")},
+		{"per-host mem limit", ct.Spec{Hosts: []ct.Host{host("a", 4, 8000, ""), host("b", 4, 8000, "")}, MemMethod: cluster.PerTask,
 			Limits: []cluster.Limit{{Name: "m", Hosts: cluster.Consumers{All: true, PerConsumer: true}, Slots: -1, Jobs: -1,
 				Resources: []cluster.LimitResource{{Name: "mem", Max: 2000}}}},
 			Jobs: []ct.Job{{ID: 1, Min: 4, ResReq: "rusage[mem=1000]"}}}, []string{"a*2 b*2"}},
+		// The same, mem reserved per host (the default): 4 tasks on a
+		// reserve 1000 there, within the 2000.
+		{"per-host mem limit, mem per host", ct.Spec{Hosts: []ct.Host{host("a", 4, 8000, ""), host("b", 4, 8000, "")},
+			Limits: []cluster.Limit{{Name: "m", Hosts: cluster.Consumers{All: true, PerConsumer: true}, Slots: -1, Jobs: -1,
+				Resources: []cluster.LimitResource{{Name: "mem", Max: 2000}}}},
+			Jobs: []ct.Job{{ID: 1, Min: 4, ResReq: "rusage[mem=1000]"}}}, []string{"a*4"}},
 		// One job per host, and a runs one: a takes nothing, b's 2 slots
 		// are all the job could get, so the limit is why it pends.
 		{"per-host jobs limit", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 2, -1, "")},

@@ -21,7 +21,7 @@ import (
 // sum over hosts of min(free slots, room under the limit) = 8,666.
 func rangeCluster() (*cluster.Cluster, int) {
 	const n, limit = 8000, 2
-	spec := ct.Spec{Limits: []cluster.Limit{perHostSlots(limit)}}
+	spec := ct.Spec{Limits: []cluster.Limit{perHostSlots(limit)}, MemMethod: cluster.PerTask}
 	running := map[string]int{}
 	fit := 0
 	for i := range n {
@@ -98,7 +98,7 @@ func TestPerHostLimitOracle(t *testing.T) {
 		perHostMem := rapid.IntRange(1, 8).Draw(t, "perHostMem")
 		mem := rapid.IntRange(0, 3).Draw(t, "mem") // the job's per-slot rusage[mem]
 		user := rapid.IntRange(1, 12).Draw(t, "user")
-		spec := ct.Spec{Limits: []cluster.Limit{perHostSlots(perHost),
+		spec := ct.Spec{MemMethod: cluster.PerTask, Limits: []cluster.Limit{perHostSlots(perHost),
 			{Name: "m", Hosts: cluster.Consumers{All: true, PerConsumer: true}, Slots: -1, Jobs: -1,
 				Resources: []cluster.LimitResource{{Name: "mem", Max: float64(perHostMem)}}},
 			{Name: "u", Users: cluster.Consumers{All: true, PerConsumer: true}, Slots: user, Jobs: -1}}}

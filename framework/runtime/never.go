@@ -311,11 +311,39 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 		if need > total {
 			return fmt.Sprintf("needs %s, the matching hosts take %d in all%s", plural(need, "task"), total, bound), false, by
 		}
+		if len(t.PerJob) > 0 && !r.firstHostFits(job, t, openOnly, &empty) {
+			return "no matching host has room for the per-job rusage[] with one task", false, -1
+		}
 	}
 	if nh := empty.NumHosts(q); len(alt.Terms) > 1 && minHosts > nh && !openOnly {
 		return fmt.Sprintf("the compound terms need %d distinct hosts, the queue has %d", minHosts, nh), false, -1
 	}
 	return "", noMatch, -1
+}
+
+// firstHostFits reports whether some host that matches term t of job's
+// queue could, empty, be the term's first host: take one task and the
+// term's per-job rusage with it.
+func (r *Runner) firstHostFits(job *framework.Job, t *framework.Term, openOnly bool, empty *framework.View) bool {
+	c := empty.Cluster
+	for h := range c.Hosts {
+		id := cluster.HostID(h)
+		vals := r.empty.HostVals(id)
+		if !c.QueueHasHost(job.Spec.Queue, id) || !t.Static.Match(vals) || !t.SameDefined(vals) || openOnly && r.hostState[id] != framework.None {
+			continue
+		}
+		if empty.Capacity(id, t) < 1 {
+			continue
+		}
+		fits := true
+		for _, ru := range t.PerJob {
+			fits = fits && cluster.Within(t.HostAmount(ru.Res, 1, true), r.empty.Free(id, ru.Res))
+		}
+		if fits {
+			return true
+		}
+	}
+	return false
 }
 
 // mostBounding returns the limit that altNeverFits counted as bounding the

@@ -121,16 +121,32 @@ type oracleHost struct {
 // allocation of job j, judged from first principles (docs/allocation.md):
 // a host without mem takes no task that reserves mem (rusage[mem=0]
 // reserves nothing), and a host without a type no task of a same[type]
-// job (LSF: only hosts that have the same value; docs/resreq.md).
-func valid(j oracleJob, hosts []oracleHost, x []int) bool {
+// job (LSF: only hosts that have the same value; docs/resreq.md). The job
+// reserves mem by method m (docs/reservation.md): k times its amount on a
+// host of k tasks (per task), its amount on each host (per host), or its
+// amount on one host of the allocation, which must then have room for it,
+// and nothing on the others (per job).
+func valid(j oracleJob, m cluster.ReserveMethod, hosts []oracleHost, x []int) bool {
 	n, used, typ := 0, 0, ""
 	var sizes []int
+	jobHost := m != cluster.PerJob || j.mem == 0 // some host has room for the per-job amount
 	for h, k := range x {
 		if k == 0 {
 			continue
 		}
 		hh := hosts[h]
-		if !hh.ok || k > hh.slots || j.mem > 0 && !(float64(k*j.mem) <= hh.mem) || (j.selA && hh.typ != "A") {
+		need := 0
+		switch m {
+		case cluster.PerTask:
+			need = k * j.mem
+		case cluster.PerHost:
+			need = j.mem
+		case cluster.PerJob:
+			// Only that host reserves mem: the others, as for
+			// rusage[mem=0], need none (nor the resource).
+			jobHost = jobHost || float64(j.mem) <= hh.mem
+		}
+		if !hh.ok || k > hh.slots || need > 0 && !(float64(need) <= hh.mem) || (j.selA && hh.typ != "A") {
 			return false
 		}
 		if j.same && hh.typ == "" {
@@ -144,7 +160,7 @@ func valid(j oracleJob, hosts []oracleHost, x []int) bool {
 		used++
 		sizes = append(sizes, k)
 	}
-	if n < j.min || n > j.max || used == 0 {
+	if n < j.min || n > j.max || used == 0 || !jobHost {
 		return false
 	}
 	switch {
@@ -177,13 +193,13 @@ func contains(s []int, v int) bool {
 }
 
 // bestN returns the largest task count of any valid allocation, 0 if none.
-func bestN(j oracleJob, hosts []oracleHost) int {
+func bestN(j oracleJob, m cluster.ReserveMethod, hosts []oracleHost) int {
 	best := 0
 	x := make([]int, len(hosts))
 	var rec func(h int)
 	rec = func(h int) {
 		if h == len(hosts) {
-			if valid(j, hosts, x) {
+			if valid(j, m, hosts, x) {
 				n := 0
 				for _, k := range x {
 					n += k
@@ -219,8 +235,15 @@ func TestCombinatorialOracleUndefined(t *testing.T) {
 }
 
 // checkOracle runs the combinatorial test over every cluster of up to 3
-// hosts built from kinds and every job of jobs.
+// hosts built from kinds and every job of jobs, under each way of
+// reserving mem.
 func checkOracle(t *testing.T, hostKinds []hostKind, jobs []oracleJob) {
+	for _, m := range []cluster.ReserveMethod{cluster.PerTask, cluster.PerHost, cluster.PerJob} {
+		t.Run(m.String(), func(t *testing.T) { checkOracleMethod(t, hostKinds, jobs, m) })
+	}
+}
+
+func checkOracleMethod(t *testing.T, hostKinds []hostKind, jobs []oracleJob, m cluster.ReserveMethod) {
 	var shapes [][2]int // (kind, slots)
 	for k := range hostKinds {
 		for s := 1; s <= 3; s++ {
@@ -252,7 +275,7 @@ func checkOracle(t *testing.T, hostKinds []hostKind, jobs []oracleJob) {
 	seq, par := seqjob.New(), parjob.New()
 	checked := 0
 	for _, shape := range clusters {
-		spec := ct.Spec{}
+		spec := ct.Spec{MemMethod: m}
 		running := map[string]int{}
 		for i, hs := range shape {
 			k := hostKinds[hs[0]]
@@ -305,7 +328,7 @@ func checkOracle(t *testing.T, hostKinds []hostKind, jobs []oracleJob) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := bestN(j, hosts)
+			want := bestN(j, m, hosts)
 			desc := fmt.Sprintf("cluster %v job -n %d,%d %q", hosts, j.min, j.max, j.resreq())
 			if !placed {
 				if want > 0 {
@@ -323,7 +346,7 @@ func checkOracle(t *testing.T, hostKinds []hostKind, jobs []oracleJob) {
 				}
 				x[ha.Host] = ha.Slots
 			}
-			if !valid(j, hosts, x) {
+			if !valid(j, m, hosts, x) {
 				t.Fatalf("%s: invalid allocation %v", desc, x)
 			}
 			if n := job.Alloc.Slots(); n != want {

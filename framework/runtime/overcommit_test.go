@@ -56,7 +56,7 @@ func genConsumers(t *rapid.T, label string, names []string) cluster.Consumers {
 // under the given policies, limits of every form, and a trace with any
 // estimates and, sometimes, a job running in the snapshot.
 func genLimitRun(t *rapid.T, policies []cluster.Policy) (ct.Spec, map[cluster.JobID]tallyShape) {
-	spec := ct.Spec{Shared: []cluster.Shared{{Name: "lic", Total: float64(rapid.IntRange(0, 3).Draw(t, "lic"))}}}
+	spec := ct.Spec{Shared: []cluster.Shared{{Name: "lic", Total: float64(rapid.IntRange(0, 3).Draw(t, "lic"))}}, MemMethod: cluster.PerTask}
 	var hosts []string
 	total := 0
 	for i := range 4 - rapid.IntRange(0, 3).Draw(t, "hosts short of 4") {

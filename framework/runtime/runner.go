@@ -40,6 +40,11 @@ type Runner struct {
 	order    map[int][]cluster.HostID // per term of the job being placed, when it has order[]
 	altVeto  []reasonKey              // per alternative: None, or the job-level reason ruling it out
 	counters []cluster.CounterAmount  // backing store of the claims' Counters snapshots
+	// first: the bucket being placed is the first of its term in the
+	// plan, so its host reserves the term's per-job rusage (true outside
+	// tryPlan: a host diagnosed alone would be the job's first).
+	first     bool
+	termsSeen []bool // per term of the plan being tried: a bucket of it was placed
 
 	jobPreparers []framework.JobPreparer
 	classifiers  []framework.Classifier
@@ -89,6 +94,7 @@ type cursorKey struct {
 	alt   int
 	term  int
 	slots int
+	first bool // the bucket reserves the term's per-job rusage
 }
 
 // NewRunner returns a runner over state s that commits through c and runs
@@ -296,6 +302,7 @@ func (r *Runner) prepareJob(job *framework.Job) {
 		}
 		r.altVeto = append(r.altVeto, veto)
 	}
+	r.first = true
 }
 
 // badPlan returns why plan is malformed (a plugin bug), or "".
@@ -326,19 +333,24 @@ type outcome struct {
 func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framework.Alternative) bool {
 	r.newAttempt()
 	r.claims = slices.Grow(r.claims, len(plan.Buckets)) // grows with the largest plan only
+	r.termsSeen = append(r.termsSeen[:0], make([]bool, len(alt.Terms))...)
+	defer func() { r.first = true }()
 	stop := -1
 	for b, bk := range plan.Buckets {
 		term := &alt.Terms[bk.Term]
 		cands := r.candidates(job, bk.Term, term)
 		pins := plan.PinFor(bk.Term)
+		wasFirst := r.first
+		r.first = !r.termsSeen[bk.Term] && len(term.PerJob) > 0
+		r.termsSeen[bk.Term] = true
 		start, key, useCursor := 0, cursorKey{}, false
 		switch {
-		case b > 0 && plan.Buckets[b-1] == bk:
+		case b > 0 && plan.Buckets[b-1] == bk && wasFirst == r.first:
 			// Continue where the previous identical bucket stopped: every
 			// host before that point failed or is claimed by this plan.
 			start = stop + 1
 		case len(pins) == 0 && term.Order == nil && !term.Rising:
-			key = cursorKey{job.Req, job.Spec.Queue, plan.Alt, bk.Term, bk.Slots}
+			key = cursorKey{job.Req, job.Spec.Queue, plan.Alt, bk.Term, bk.Slots, r.first}
 			start, useCursor = r.cursor[key], true
 		}
 		pos, firstOpen := r.walk(job, alt, term, bk, b, pins, cands, start, useCursor)
@@ -450,7 +462,8 @@ func (r *Runner) check(job *framework.Job, alt *framework.Alternative, term *fra
 }
 
 // termFits reports whether nslots tasks of term alone fit host h now: the
-// checks before the prepare fan-out, and the term's own per-slot rusage.
+// checks before the prepare fan-out, and what the term's own rusage
+// reserves there (per-job rusage when r.first).
 // When it is false no job with this term fits h, whatever its preparers
 // add.
 func (r *Runner) termFits(job *framework.Job, term *framework.Term, nslots int, h cluster.HostID, checkQueue bool) bool {
@@ -463,8 +476,20 @@ func (r *Runner) termFits(job *framework.Job, term *framework.Term, nslots int, 
 		return false
 	}
 	for _, ru := range term.PerSlot {
-		if !cluster.Within(ru.Amount*float64(nslots), st.Free(h, ru.Res)) {
+		if !cluster.Within(term.HostAmount(ru.Res, nslots, r.first), st.Free(h, ru.Res)) {
 			return false
+		}
+	}
+	for _, ru := range term.PerHost {
+		if !cluster.Within(term.HostAmount(ru.Res, nslots, r.first), st.Free(h, ru.Res)) {
+			return false
+		}
+	}
+	if r.first {
+		for _, ru := range term.PerJob {
+			if !cluster.Within(term.HostAmount(ru.Res, nslots, true), st.Free(h, ru.Res)) {
+				return false
+			}
 		}
 	}
 	return true
@@ -481,6 +506,14 @@ func (r *Runner) prepare(job *framework.Job, alt *framework.Alternative, term *f
 	q.Host.Slots = nslots
 	for _, ru := range term.PerSlot {
 		q.Host.Add(ru.Res, ru.Amount*float64(nslots))
+	}
+	for _, ru := range term.PerHost {
+		q.Host.Add(ru.Res, ru.Amount)
+	}
+	if r.first {
+		for _, ru := range term.PerJob {
+			q.Host.Add(ru.Res, ru.Amount)
+		}
 	}
 	if r.bare {
 		return framework.None, -1

@@ -61,7 +61,7 @@ func TestStaticLimitNever(t *testing.T) {
 			[]string{"LimitReached:two"}},
 		// A per-host mem limit of 2000 MB at 1000 MB per task: 2 tasks a
 		// host, though each has 4 slots and 8000 MB.
-		{"fcfs: span[hosts=1] over a per-host mem limit", ct.Spec{
+		{"fcfs: span[hosts=1] over a per-host mem limit", ct.Spec{MemMethod: cluster.PerTask,
 			Hosts: []ct.Host{host("h1", 4, 8000, ""), host("h2", 4, 8000, "")}, Queues: fcfsQueue,
 			Limits: []cluster.Limit{{Name: "m", Hosts: perHostAll, Slots: -1, Jobs: -1,
 				Resources: []cluster.LimitResource{{Name: "mem", Max: 2000}}}},
@@ -180,7 +180,7 @@ func TestStaticLimitOracle(t *testing.T) {
 		perHostMem := rapid.IntRange(1, 8).Draw(t, "perHostMem")
 		mem := rapid.IntRange(0, 3).Draw(t, "mem") // the job's per-slot rusage[mem]
 		user := rapid.IntRange(1, 12).Draw(t, "user")
-		spec := ct.Spec{Limits: []cluster.Limit{perHostSlots(perHost),
+		spec := ct.Spec{MemMethod: cluster.PerTask, Limits: []cluster.Limit{perHostSlots(perHost),
 			{Name: "m", Hosts: perHostAll, Slots: -1, Jobs: -1,
 				Resources: []cluster.LimitResource{{Name: "mem", Max: float64(perHostMem)}}},
 			{Name: "u", Users: perUserAll, Slots: user, Jobs: -1}}}

@@ -57,6 +57,9 @@ type Spec struct {
 	Queues []cluster.Queue
 	Limits []cluster.Limit
 	Jobs   []Job
+	// MemMethod is how mem is reserved (cluster.PerHost by default, as in
+	// a configuration without reservation_usage).
+	MemMethod cluster.ReserveMethod
 }
 
 // Build assembles and initialises the cluster. It panics on a bad spec or
@@ -72,6 +75,7 @@ func Build(s Spec) *cluster.Cluster {
 	}
 	if hasMem {
 		c.Resources = []string{"mem"}
+		c.ReservationUsage = []cluster.ReserveMethod{s.MemMethod}
 	}
 	for _, h := range s.Hosts {
 		host := cluster.Host{Name: h.Name, Slots: h.Slots, Type: h.Type, Model: h.Model, Tags: h.Tags, Status: h.Status}

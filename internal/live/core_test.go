@@ -78,8 +78,9 @@ func coreOf(t *testing.T, text string, st *state.State) (*cluster.Cluster, *Core
 
 // TestCoreLife, worked by hand on hosts h1 and h2 (4 slots, 1,000 MB
 // each) and a license of 2, firstfit:
-//   - only h1's agent registered; job 1 (2 tasks, 100 MB per task, one
-//     license) starts on h1×2 holding 200 MB and the license; job 2 (4
+//   - only h1's agent registered; job 1 (2 tasks, 100 MB, one license)
+//     starts on h1×2 holding 100 MB (mem is reserved per host) and the
+//     license; job 2 (4
 //     tasks on one host) pends: h1 has 2 slots left and h2 is unavail;
 //   - the server restarts (a new Core from the state's snapshot): job 1
 //     still holds what it held, so job 3 (two licenses) pends with
@@ -93,7 +94,7 @@ func TestCoreLife(t *testing.T) {
 	h.apply(event.Event{At: 2e9, Type: event.JobSubmitted, Submit: sub(2, 4, "span[hosts=1]")})
 	c := h.cycle(10)
 	want := &event.Cycle{Number: 1, Now: 10,
-		Started: []event.Placement{{Job: 1, Attempt: 1, Hosts: []event.HostAlloc{{Host: "h1", Slots: 2, Res: map[string]float64{"mem": 200}}}, Shared: map[string]float64{"lic": 1}}},
+		Started: []event.Placement{{Job: 1, Attempt: 1, Hosts: []event.HostAlloc{{Host: "h1", Slots: 2, Res: map[string]float64{"mem": 100}}}, Shared: map[string]float64{"lic": 1}}},
 		Pending: []event.Pending{{Job: 2, Reason: "NotEnoughSlots"}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("cycle 1:\n got %+v\nwant %+v", c, want)

@@ -70,9 +70,9 @@ func (p *Plugin) JobBound(job *framework.Job, alt *framework.Alternative, t *fra
 // tasks returns how many tasks of term t one instance of limit cl lets a
 // placement charge, given room(k), what is left of its k-th counter: as
 // many as slots are left; a limited host resource's room over t's
-// per-slot amount; none when a jobs or shared-resource counter has no room
-// for what the per-host pass charges once (one job, the alternative's
-// shared amount). Rooms are compared as the runner's check does (with
+// per-slot amount; none when a jobs, shared-resource or host-resource
+// counter has no room for what the per-host pass charges at least once (one
+// job, the alternative's shared amount, t's per-host rusage). Rooms are compared as the runner's check does (with
 // cluster.Epsilon).
 func tasks(cl *compiled, alt *framework.Alternative, t *framework.Term, room func(k int) float64) int {
 	n := math.MaxInt
@@ -85,11 +85,11 @@ func tasks(cl *compiled, alt *framework.Alternative, t *framework.Term, room fun
 		case kindJobs:
 			once = 1
 		case kindHostRes:
-			for _, ru := range t.PerSlot {
-				if int32(ru.Res) == r.id {
-					per += ru.Amount
-				}
-			}
+			// Per-host rusage is charged on every host; per-job rusage
+			// only on the first, so a bound leaves it out.
+			per = t.HostAmount(cluster.ResID(r.id), 1, false)
+			once = t.HostAmount(cluster.ResID(r.id), 0, false)
+			per -= once
 		case kindShared:
 			once = sharedAmount(alt, r.id)
 		}

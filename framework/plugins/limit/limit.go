@@ -18,6 +18,7 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/resreq"
 )
 
 // Name is the plugin's registry name.
@@ -284,11 +285,19 @@ func (p *Plugin) Class(job *framework.Job) int32 {
 
 // PrepareJob implements framework.JobPreparer. For every limit that
 // applies to job on all hosts (no hosts consumer) and is not per host, it
-// checks that the alternative's smallest placement (tasks slots, their
-// per-slot rusage, one job, the shared rusage) still fits the counters of
-// the view's state (live, or a projection); else the job pends with
-// LimitReached naming the limit.
+// checks that the alternative's smallest placement (tasks slots, the
+// host-resource rusage they reserve on as few hosts as may hold them, one
+// job, the shared rusage) still fits the counters of the view's state
+// (live, or a projection); else the job pends with LimitReached naming the
+// limit.
 func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, tasks int, view *framework.View) (framework.Reason, int32) {
+	return p.prepareJob(job, alt, tasks, view, false)
+}
+
+// prepareJob is PrepareJob for the smallest placement of tasks tasks, or,
+// when largest, for the largest (every task on a host of its own, so that
+// per-host rusage is charged once per task).
+func (p *Plugin) prepareJob(job *framework.Job, alt *framework.Alternative, tasks int, view *framework.View, largest bool) (framework.Reason, int32) {
 	p.bind(job)
 	for _, a := range p.applied {
 		l := a.lim.lim
@@ -304,18 +313,7 @@ func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, task
 			case kindJobs:
 				need = 1
 			case kindHostRes:
-				for ti := range alt.Terms {
-					t := &alt.Terms[ti]
-					n := t.Tasks
-					if n == 0 {
-						n = tasks
-					}
-					for _, ru := range t.PerSlot {
-						if int32(ru.Res) == r.id {
-							need += ru.Amount * float64(n)
-						}
-					}
-				}
+				need = hostResNeed(alt, tasks, cluster.ResID(r.id), largest)
 			case kindShared:
 				need = sharedAmount(alt, r.id)
 			}
@@ -330,8 +328,8 @@ func (p *Plugin) PrepareJob(job *framework.Job, alt *framework.Alternative, task
 // Slack implements framework.Slacker: every limit that applies to job
 // counts over all hosts (no hosts consumer) and each of its counters has
 // room for the job's largest placement under any alternative (TasksMax
-// slots, or a compound alternative's tasks; their per-slot rusage; one
-// job; the shared rusage).
+// slots, or a compound alternative's tasks; their host-resource rusage,
+// each task on a host of its own; one job; the shared rusage).
 func (p *Plugin) Slack(job *framework.Job, view *framework.View) bool {
 	p.bind(job)
 	for _, a := range p.applied {
@@ -342,11 +340,37 @@ func (p *Plugin) Slack(job *framework.Job, view *framework.View) bool {
 	for ai := range job.Req.Alts {
 		alt := &job.Req.Alts[ai]
 		_, tasks := alt.TaskRange(job.Spec)
-		if reason, _ := p.PrepareJob(job, alt, tasks, view); reason != framework.None {
+		if reason, _ := p.prepareJob(job, alt, tasks, view, true); reason != framework.None {
 			return false
 		}
 	}
 	return true
+}
+
+// hostResNeed returns what a placement of tasks tasks of alt reserves of
+// host resource r in all: each term's per-slot rusage for each of its
+// tasks, its per-job rusage once, and its per-host rusage on the fewest
+// hosts the term's tasks can take (one, or ⌈tasks/ptile⌉ under
+// span[ptile]) or, when largest, once per task (the most).
+func hostResNeed(alt *framework.Alternative, tasks int, r cluster.ResID, largest bool) float64 {
+	need := 0.0
+	for ti := range alt.Terms {
+		t := &alt.Terms[ti]
+		n := t.Tasks
+		if n == 0 {
+			n = tasks
+		}
+		hosts := 1 // the fewest hosts n tasks take: one, or ⌈n/ptile⌉
+		if t.Span.Kind == resreq.SpanPtile {
+			hosts = (n + t.Span.Ptile - 1) / t.Span.Ptile
+		}
+		if largest {
+			hosts = n
+		}
+		perHost := t.HostAmount(r, 0, false)
+		need += t.HostAmount(r, n, true) - perHost + perHost*float64(hosts)
+	}
+	return need
 }
 
 func sharedAmount(alt *framework.Alternative, id int32) float64 {

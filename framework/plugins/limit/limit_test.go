@@ -135,12 +135,23 @@ func TestLimitForms(t *testing.T) {
 		},
 		{
 			name: "mem, every job",
-			spec: ct.Spec{Hosts: hosts(2, 4, 8000), Limits: []cluster.Limit{lim("mem_cap", func(l *cluster.Limit) {
+			spec: ct.Spec{Hosts: hosts(2, 4, 8000), MemMethod: cluster.PerTask, Limits: []cluster.Limit{lim("mem_cap", func(l *cluster.Limit) {
 				l.Users, l.Resources = all, []cluster.LimitResource{{Name: "mem", Max: 3000}}
 			})},
 				Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "rusage[mem=1000]"}, {ID: 2, Min: 2, ResReq: "rusage[mem=1000]"}, {ID: 3, Min: 1, ResReq: "rusage[mem=1000]"}}},
 			// 2000 of 3000 after job 1; job 2 needs 2000; job 3 takes the last 1000.
 			want: []string{"h1*2", "PEND LimitReached(mem_cap)", "h1*1"},
+		},
+		{
+			name: "mem per host, every job",
+			spec: ct.Spec{Hosts: hosts(2, 8, 8000), Limits: []cluster.Limit{lim("mem_cap", func(l *cluster.Limit) {
+				l.Users, l.Resources = all, []cluster.LimitResource{{Name: "mem", Max: 3000}}
+			})},
+				Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "rusage[mem=1000]"}, {ID: 2, Min: 2, ResReq: "rusage[mem=1000]"}, {ID: 3, Min: 2, ResReq: "rusage[mem=1000] span[ptile=1]"}, {ID: 4, Min: 1, ResReq: "rusage[mem=1000]"}}},
+			// Jobs 1 and 2 reserve 1000 each on h1 (one host each): 2000
+			// of 3000. Job 3 needs two hosts, reserving 1000 on each, and
+			// 1000 is left. Job 4 takes the last 1000.
+			want: []string{"h1*2", "h1*2", "PEND LimitReached(mem_cap)", "h1*1"},
 		},
 		{
 			name: "shared resource per user",

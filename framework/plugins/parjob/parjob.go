@@ -215,8 +215,16 @@ func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
 	case resreq.SpanHostsOne:
 		add(n, 1)
 	case resreq.SpanPtile:
-		add(term.Span.Ptile, n/term.Span.Ptile)
-		if r := n % term.Span.Ptile; r > 0 {
+		p, r := term.Span.Ptile, n%term.Span.Ptile
+		if r > 0 && len(term.PerJob) > 0 && !it.roomFor(term, p, pin) {
+			// The per-job rusage goes with the first bucket, and no host
+			// with room for it takes a full ptile: the remainder comes
+			// first.
+			add(r, 1)
+			r = 0
+		}
+		add(p, n/p)
+		if r > 0 {
 			add(r, 1)
 		}
 	default:
@@ -238,17 +246,25 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 	alt := it.req()
 	caps := it.p.caps[:0]
 	total := 0
+	// first: the position in caps of the host the term's per-job rusage
+	// goes to (-1: none yet), the first host in order[] or else the one
+	// of largest capacity with room for it.
+	first := -1
+	perJob := len(term.PerJob) > 0
 	visit := func(h cluster.HostID) {
 		if v.Usable(h, q, term) != framework.None || !pinned(v, h, term, pin) {
 			return
 		}
 		if c := v.TaskCapacity(it.job, alt, term, h); c > 0 {
+			if perJob && jobRoom(v, h, term) && (first < 0 || len(term.Order) == 0 && c > caps[first]) {
+				first = len(caps)
+			}
 			caps = append(caps, c)
 			total += c
 		}
 	}
 	switch hosts := v.Cluster.Queues[q].Hosts; {
-	case hosts == nil && len(term.Order) == 0 && pin == nil && len(v.Cluster.Hosts) >= it.p.indexFrom:
+	case hosts == nil && len(term.Order) == 0 && pin == nil && !perJob && len(v.Cluster.Hosts) >= it.p.indexFrom:
 		caps, total = it.largestCaps(caps, term, n)
 	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain() && len(v.Bounders) == 0:
 		// A small cluster, and no select, rusage, order, same or bounding
@@ -273,6 +289,22 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		}
 	}
 	it.p.caps = caps
+	if perJob {
+		// Only a host with room for the per-job rusage can take the
+		// first bucket; it comes first, and the others as usual. A
+		// resource has one reserve method, so the per-job rusage never
+		// lowers that host's capacity: the first plan is still the
+		// largest that fits.
+		if first < 0 {
+			total = 0
+		} else {
+			// Keep order[] among the others: the hosts before it move
+			// one place down.
+			c := caps[first]
+			copy(caps[1:first+1], caps[:first])
+			caps[0] = c
+		}
+	}
 	// What the preparers let the job place in all (a user's slot limit)
 	// bounds the count, whatever the hosts can take.
 	jobTotal, _ := v.TaskBound(it.job, alt, term)
@@ -288,7 +320,11 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 	if total < n {
 		return false
 	}
-	if len(term.Order) == 0 {
+	switch {
+	case len(term.Order) > 0:
+	case perJob:
+		slices.SortStableFunc(caps[1:], func(a, b int) int { return b - a })
+	default:
 		slices.SortStableFunc(caps, func(a, b int) int { return b - a })
 	}
 	it.plan.Buckets = slices.Grow(it.plan.Buckets, min(len(caps), n))
@@ -299,6 +335,36 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		take := min(c, n)
 		add(take, 1)
 		n -= take
+	}
+	return true
+}
+
+// roomFor reports whether some usable host of the job's queue (with the
+// same[] values pin) has room for term's per-job rusage and can take k of
+// its tasks.
+func (it *iterator) roomFor(term *framework.Term, k int, pin []float64) bool {
+	v, q, alt := it.view, it.job.Spec.Queue, it.req()
+	ok := func(h cluster.HostID) bool {
+		return v.Usable(h, q, term) == framework.None && pinned(v, h, term, pin) && jobRoom(v, h, term) &&
+			v.TaskCapacity(it.job, alt, term, h) >= k
+	}
+	if hosts := v.Cluster.Queues[q].Hosts; hosts != nil {
+		return slices.ContainsFunc(hosts, ok)
+	}
+	for h := range v.Cluster.Hosts {
+		if ok(cluster.HostID(h)) {
+			return true
+		}
+	}
+	return false
+}
+
+// jobRoom reports whether host h has room for term's per-job rusage.
+func jobRoom(v *framework.View, h cluster.HostID, term *framework.Term) bool {
+	for _, r := range term.PerJob {
+		if !cluster.Within(r.Amount, v.State.Free(h, r.Res)) {
+			return false
+		}
 	}
 	return true
 }

@@ -28,7 +28,7 @@ import (
 func TestPropertyLargestFirst(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		nh := rapid.IntRange(1, 60).Draw(t, "hosts")
-		spec := ct.Spec{}
+		spec := ct.Spec{MemMethod: cluster.PerTask} // the capacities below are per task
 		for i := range nh {
 			h := ct.Host{Name: fmt.Sprintf("h%d", i), Slots: rapid.IntRange(1, 40).Draw(t, "slots"),
 				Mem: float64(rapid.IntRange(0, 16).Draw(t, "mem") * 1000), Type: rapid.SampledFrom([]string{"A", "B"}).Draw(t, "type")}
