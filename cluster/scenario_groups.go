@@ -11,11 +11,10 @@ import (
 
 // groupNodes are the YAML nodes of one group, for error positions.
 type groupNodes struct {
-	key         ast.Node   // the group's name
-	keyPath     string     // the group's path
-	path        string     // the path of its member list
-	members     []ast.Node // per member
-	membersNode ast.Node   // the member list
+	key     ast.Node   // the group's name
+	keyPath string     // the group's path
+	path    string     // the path of its member list
+	members []ast.Node // per member
 }
 
 // loadGroups reads host_groups, then user_groups, and expands them (the
@@ -151,7 +150,6 @@ func (l *loader) groupMembers(key, n ast.Node, path, what string) ([]string, gro
 	if len(names) == 0 {
 		return nil, gn, l.errAt(seq, path, "a group needs at least one member")
 	}
-	gn.membersNode = seq
 	gn.members, _, _ = l.sequence(n, path)
 	if k := slices.Index(names, "all"); k >= 0 {
 		return nil, gn, l.errAt(gn.members[k], indexPath(path, k), "\"all\" cannot be a member of a group: list the members")

@@ -97,13 +97,14 @@ func (s *Schema) internString(v string) float64 {
 	return id
 }
 
-// Init validates nothing and builds the schema and lookup tables for a
-// Cluster assembled in code (the scenario loader calls it for you). It
-// returns an error when two attributes would get the same name (a resource
-// named like a built-in attribute, or both R and maxR defined), and when
-// the user or host groups are wrong (a cycle, an unknown host, a host
-// group named like a host, more than MaxGroupMembers members in all); it
-// expands the groups into flat member lists.
+// Init builds the schema and lookup tables for a Cluster assembled in
+// code (the scenario loader calls it for you), and expands the user and
+// host groups into flat member lists. It checks only what it must: it
+// returns an error when two attributes would get the same name (a
+// resource named like a built-in attribute, or both R and maxR defined),
+// and when the groups cannot be expanded (a cycle, an unknown host, a
+// host group named like a host, more than MaxGroupMembers members in
+// all).
 func (c *Cluster) Init() error {
 	s := &Schema{
 		cols:  map[string]schemaCol{},
