@@ -227,6 +227,11 @@ type Cluster struct {
 	Queues    []Queue  // indexed by QueueID
 	Limits    []Limit
 	Jobs      []Job
+	// UserGroups and HostGroups are the configuration's user_groups and
+	// host_groups, in file order (docs/scenario.md): limits, queue host
+	// lists and fairshare shares may name them.
+	UserGroups []UserGroup
+	HostGroups []HostGroup
 	// MaxArraySize is the most elements a job array may have (the
 	// configuration's max_array_size, LSF's MAX_JOB_ARRAY_SIZE; 0 means
 	// jobarray.DefaultMaxSize).
@@ -237,7 +242,8 @@ type Cluster struct {
 	ReservationUsage []ReserveMethod
 
 	schema     *Schema
-	queueHosts [][]bool // per queue: host mask, nil when the queue has no host list
+	queueHosts [][]bool    // per queue: host mask, nil when the queue has no host list
+	groups     *groupIndex // the groups expanded (Init)
 }
 
 // HostByName returns the ID of the named host, or ok=false.

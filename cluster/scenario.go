@@ -92,10 +92,10 @@ func Load(path string) (*Cluster, error) {
 // characters (followed by "..."), and a message to 400 bytes.
 //
 // On failure Parse returns the first error found as a *ScenarioError.
-// Sections are checked in the order hosts, shared, queues, limits, jobs
-// (whatever their order in the file), and within a section in file order;
-// the cross-checks of running jobs against each other come last. Parse never
-// panics, whatever data holds.
+// Sections are checked in the order hosts, host_groups, user_groups,
+// shared, queues, limits, jobs (whatever their order in the file), and
+// within a section in file order; the cross-checks of running jobs against
+// each other come last. Parse never panics, whatever data holds.
 func Parse(file string, data []byte) (*Cluster, error) {
 	l := &loader{file: file, budget: 1_000_000 + 10*len(data)}
 	root, err := l.parseYAML(data)
@@ -164,9 +164,12 @@ func (l *loader) yamlError(err error) error {
 	return se
 }
 
+// scenarioKeys are the top-level keys of a scenario.
+var scenarioKeys = []string{"hosts", "host_groups", "user_groups", "shared", "queues", "limits", "max_array_size", "reservation_usage", "jobs"}
+
 // load builds the Cluster from the document body.
 func (l *loader) load(root ast.Node) (*Cluster, error) {
-	keys := []string{"hosts", "shared", "queues", "limits", "max_array_size", "reservation_usage", "jobs"}
+	keys := scenarioKeys
 	if l.config {
 		keys = configKeys
 		if es, _, err := l.mapping(root, ""); err == nil {
@@ -184,6 +187,9 @@ func (l *loader) load(root ast.Node) (*Cluster, error) {
 	c := &Cluster{}
 	l.c = c
 	if err := l.loadHosts(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadGroups(top); err != nil {
 		return nil, err
 	}
 	if err := l.loadShared(top); err != nil {

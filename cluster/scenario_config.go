@@ -281,17 +281,14 @@ func (l *loader) loadQueues(top *fieldSet) error {
 			return err
 		}
 		if e, ok := fs.m["hosts"]; ok && l.has(fs, "hosts") {
-			names, n, err := l.nameList(e.val, e.path, "host", l.hostExists, "")
+			names, n, err := l.nameList(e.val, e.path, "host", l.hostOrGroupExists, "")
 			if err != nil {
 				return err
 			}
 			if len(names) == 0 {
 				return l.errAt(n, e.path, "must not be empty (leave it out for every host)")
 			}
-			for _, h := range names {
-				q.Hosts = append(q.Hosts, l.hostIDs[h])
-			}
-			slices.Sort(q.Hosts)
+			q.Hosts = l.expandHosts(names)
 		}
 		if err := l.loadFairshare(fs, &q); err != nil {
 			return err
@@ -355,6 +352,27 @@ func (l *loader) hostExists(s string) bool {
 	return ok
 }
 
+// hostOrGroupExists reports whether s names a host or a host group.
+func (l *loader) hostOrGroupExists(s string) bool {
+	_, ok := l.c.HostGroupByName(s)
+	return ok || l.hostExists(s)
+}
+
+// expandHosts returns the hosts names (hosts and host groups) stand for,
+// sorted by HostID, each once.
+func (l *loader) expandHosts(names []string) []HostID {
+	var out []HostID
+	for _, n := range names {
+		if g, ok := l.c.HostGroupByName(n); ok {
+			out = append(out, l.c.HostGroupHosts(g)...)
+		} else {
+			out = append(out, l.hostIDs[n])
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func (l *loader) queueExists(s string) bool {
 	_, ok := l.queueIDs[s]
 	return ok
@@ -416,7 +434,7 @@ func (l *loader) loadLimits(top *fieldSet) error {
 		}{
 			{"users", "user", &lim.Users, nil},
 			{"queues", "queue", &lim.Queues, l.queueExists},
-			{"hosts", "host", &lim.Hosts, l.hostExists},
+			{"hosts", "host", &lim.Hosts, l.hostOrGroupExists},
 			{"projects", "project", &lim.Projects, nil},
 		} {
 			if *d.dst, err = l.consumers(fs, d.field, "per_"+d.what, d.what, d.exists); err != nil {

@@ -69,6 +69,7 @@ func checkLoaded(t *testing.T, c *Cluster) {
 			}
 		}
 	}
+	checkGroups(t, c)
 	s := NewState(c)
 	for i := range c.Jobs {
 		j := &c.Jobs[i]
@@ -101,6 +102,43 @@ func checkLoaded(t *testing.T, c *Cluster) {
 
 // reserveMethods are the reservation methods FuzzParseRunning draws from.
 var reserveMethods = [3]string{"per_task", "per_host", "per_job"}
+
+// checkGroups checks the expansion of a loaded scenario's groups: every
+// flat list sorted, without repeats and in range, no bigger than
+// MaxGroupMembers in all, and holding each direct member.
+func checkGroups(t *testing.T, c *Cluster) {
+	t.Helper()
+	total := 0
+	for g, ug := range c.UserGroups {
+		users := c.UserGroupUsers(g)
+		total += len(users)
+		for k, id := range users {
+			if int(id) >= len(c.GroupUsers()) || k > 0 && id <= users[k-1] {
+				t.Fatalf("user group %q: users %v", ug.Name, users)
+			}
+		}
+		for _, m := range ug.Members {
+			if _, sub := c.UserGroupByName(m); !sub && !c.InUserGroup(m, g) {
+				t.Fatalf("user group %q lacks its member %q", ug.Name, m)
+			}
+		}
+	}
+	for g, hg := range c.HostGroups {
+		hosts := c.HostGroupHosts(g)
+		total += len(hosts)
+		if len(hosts) == 0 {
+			t.Fatalf("host group %q is empty", hg.Name)
+		}
+		for k, h := range hosts {
+			if int(h) >= len(c.Hosts) || k > 0 && h <= hosts[k-1] {
+				t.Fatalf("host group %q: hosts %v", hg.Name, hosts)
+			}
+		}
+	}
+	if total > MaxGroupMembers {
+		t.Fatalf("%d group members in all", total)
+	}
+}
 
 // FuzzParseRunning builds scenarios of two hosts, a license pool and three
 // jobs from fuzzed small numbers and checks the loader's over-commit check

@@ -130,6 +130,11 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		if err == nil {
 			err = l.checkName(n, fieldPath(fs.path, f.name), s)
 		}
+		if err == nil && f.name == "user" {
+			if _, isGroup := l.c.UserGroupByName(s); isGroup {
+				err = l.errAt(n, fieldPath(fs.path, f.name), "user %s has the name of a user group, which a limit or share naming it means, not this user; rename one of them", quoteValue(s))
+			}
+		}
 		if err != nil {
 			return j, err
 		}

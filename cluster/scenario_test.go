@@ -78,7 +78,7 @@ var errorCases = []struct {
 	{"DEL", "hosts:\x7f\n", 1, 7, "", "character U+007F is not allowed in YAML"},
 	{"C1 control", "hosts: \u0086\n", 1, 8, "", "character U+0086 is not allowed in YAML"},
 	{"long key quoted short", h1 + strings.Repeat("k", 1000) + ": 1\n", 3, 1, `["` + strings.Repeat("k", 40) + `"...]`,
-		`unknown field "` + strings.Repeat("k", 40) + `"... (known fields: hosts, shared, queues, limits, max_array_size, reservation_usage, jobs)`},
+		`unknown field "` + strings.Repeat("k", 40) + `"... (known fields: hosts, host_groups, user_groups, shared, queues, limits, max_array_size, reservation_usage, jobs)`},
 	{"long string quoted short", strings.Repeat("a", 1000), 1, 1, "", `expected a mapping, got string "` + strings.Repeat("a", 40) + `"...`},
 	{"long integer quoted short", "hosts:\n  - name: a\n    slots: " + strings.Repeat("9", 100) + "\n", 3, 12, "hosts[0].slots",
 		"integer " + strings.Repeat("9", 40) + "... is out of range"},
@@ -140,6 +140,23 @@ var errorCases = []struct {
 	{"limit mem without mem hosts", h1 + "limits:\n  - {name: l, mem: 100}\n", 4, 20, "limits[0].mem", "no host has a mem resource"},
 	{"limit unknown resource", h1 + "limits:\n  - {name: l, resources: {lic: 1}}\n", 4, 27, "limits[0].resources.lic", `"lic" is neither a host resource nor a shared resource`},
 	{"duplicate limit name", h1 + "limits:\n  - {name: l, slots: 1}\n  - {name: l, jobs: 1}\n", 5, 12, "limits[1].name", `duplicate limit name "l" (first at limits[0])`},
+
+	// host_groups and user_groups (docs/scenario.md)
+	{"user group cycle", h1 + "user_groups:\n  chem: [alice, all_chem]\n  all_chem: [chem, carol]\n", 5, 14, "user_groups.all_chem[0]",
+		"cycle of user groups: chem → all_chem → chem"},
+	{"user group in itself", h1 + "user_groups:\n  chem:\n    members: [alice, chem]\n", 5, 22, "user_groups.chem.members[1]", "cycle of user groups: chem → chem"},
+	{"host group cycle", h1 + "host_groups:\n  g1: [g2]\n  g2: [g1]\n", 5, 8, "host_groups.g2[0]", "cycle of host groups: g1 → g2 → g1"},
+	{"unknown host in a host group", h1 + "host_groups:\n  gpu_hosts: [a, g9]\n", 4, 18, "host_groups.gpu_hosts[1]", `unknown host or host group "g9"`},
+	{"duplicate user group", h1 + "user_groups:\n  chem: [alice]\n  chem: [bob]\n", 5, 3, "user_groups.chem", `duplicate key "chem" (first at 4:3)`},
+	{"host group named like a host", h1 + "host_groups:\n  a: [a]\n", 4, 3, "host_groups.a", `host group "a" has the name of a host`},
+	{"user group named all", h1 + "user_groups:\n  all: [a]\n", 4, 3, "user_groups.all", `"all" is reserved and cannot name a user group`},
+	{"empty host group", h1 + "host_groups:\n  g: []\n", 4, 6, "host_groups.g", "a group needs at least one member"},
+	{"user group not a list", h1 + "user_groups:\n  chem: alice\n", 4, 9, "user_groups.chem", `expected a list of user names and user group names, got string "alice"`},
+	{"member listed twice", h1 + "user_groups:\n  chem: [alice, alice]\n", 4, 17, "user_groups.chem[1]", `member "alice" is listed twice`},
+	{"all as a member", h1 + "user_groups:\n  chem: [bob, all]\n", 4, 15, "user_groups.chem[1]", `"all" cannot be a member of a group`},
+	{"group shares of a non-member", h1 + "user_groups:\n  chem: {members: [alice], shares: {bob: 2}}\n", 4, 37, "user_groups.chem.shares.bob", `"bob" is not a member of the group`},
+	{"job user named like a user group", h1 + "user_groups:\n  chem: [alice]\njobs:\n  - {id: 1, user: chem}\n", 6, 19, "jobs[0].user", `user "chem" has the name of a user group`},
+	{"queue names unknown host group", h1 + "host_groups:\n  g: [a]\nqueues:\n  - {name: q, hosts: [g, gg]}\n", 6, 26, "queues[0].hosts[1]", `unknown host "gg"`},
 
 	// jobs
 	{"jobs not a list", h1 + "jobs: {id: 1}\n", 3, 7, "jobs", "expected a list, got a mapping"},

@@ -97,10 +97,14 @@ func (s *Schema) internString(v string) float64 {
 	return id
 }
 
-// Init validates nothing and builds the schema and lookup tables for a
-// Cluster assembled in code (the scenario loader calls it for you). It
-// returns an error when two attributes would get the same name (a resource
-// named like a built-in attribute, or both R and maxR defined).
+// Init builds the schema and lookup tables for a Cluster assembled in
+// code (the scenario loader calls it for you), and expands the user and
+// host groups into flat member lists. It checks only what it must: it
+// returns an error when two attributes would get the same name (a
+// resource named like a built-in attribute, or both R and maxR defined),
+// and when the groups cannot be expanded (a cycle, an unknown host, a
+// host group named like a host, more than MaxGroupMembers members in
+// all).
 func (c *Cluster) Init() error {
 	s := &Schema{
 		cols:  map[string]schemaCol{},
@@ -157,6 +161,11 @@ func (c *Cluster) Init() error {
 	}
 	s.ntags = len(tags)
 	c.schema = s
+	groups, gerr := flattenGroups(c, c.HostByName)
+	if gerr != nil {
+		return gerr
+	}
+	c.groups = groups
 	c.queueHosts = make([][]bool, len(c.Queues))
 	for q := range c.Queues {
 		if hs := c.Queues[q].Hosts; hs != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -70,10 +71,21 @@ func genLimitRun(t *rapid.T, policies []cluster.Policy) (ct.Spec, map[cluster.Jo
 		spec.Queues = append(spec.Queues, cluster.Queue{Name: queues[i], Policy: p, Picker: "priority", Priority: rapid.IntRange(0, 1).Draw(t, "queue priority")})
 	}
 	users, projects := []string{"u0", "u1", "u2"}, []string{"p0", "p1"}
+	// Groups, nested, which limits may name (docs/limits.md): ug1 holds
+	// ug0 and a user, hg1 holds hg0 and a host.
+	userNames, hostNames := users, hosts
+	if rapid.Bool().Draw(t, "groups") {
+		ug0 := rapid.SliceOfNDistinct(rapid.SampledFrom(users), 1, 2, rapid.ID[string]).Draw(t, "ug0")
+		hg0 := rapid.SliceOfNDistinct(rapid.SampledFrom(hosts), 1, 2, rapid.ID[string]).Draw(t, "hg0")
+		spec.UserGroups = []cluster.UserGroup{{Name: "ug0", Members: ug0}, {Name: "ug1", Members: []string{"ug0", rapid.SampledFrom(users).Draw(t, "ug1 user")}}}
+		spec.HostGroups = []cluster.HostGroup{{Name: "hg0", Members: hg0}, {Name: "hg1", Members: []string{"hg0", rapid.SampledFrom(hosts).Draw(t, "hg1 host")}}}
+		userNames = []string{"ug0", "ug1", "u0", "u1", "u2"}
+		hostNames = append([]string{"hg0", "hg1"}, hosts...)
+	}
 	for i := range rapid.IntRange(1, 3).Draw(t, "limits") {
 		l := cluster.Limit{Name: fmt.Sprintf("L%d", i), Slots: -1, Jobs: -1,
-			Users: genConsumers(t, "users", users), Queues: genConsumers(t, "queues", queues),
-			Projects: genConsumers(t, "projects", projects), Hosts: genConsumers(t, "hosts", hosts)}
+			Users: genConsumers(t, "users", userNames), Queues: genConsumers(t, "queues", queues),
+			Projects: genConsumers(t, "projects", projects), Hosts: genConsumers(t, "hosts", hostNames)}
 		for k := range rapid.IntRange(1, 3).Draw(t, "limited") {
 			switch rapid.IntRange(0, 3).Draw(t, fmt.Sprint("resource ", k)) {
 			case 0:
@@ -132,12 +144,39 @@ func tally(c *cluster.Cluster, s *runtime.Scheduler, shapes map[cluster.JobID]ta
 	}
 	type use struct{ slots, jobs, mem, lic float64 }
 	usage := map[inst]*use{}
+	// members lists what each group stands for, subgroups expanded by hand.
+	members := map[string][]string{}
+	var expand func(groups map[string][]string, name string) []string
+	expand = func(groups map[string][]string, name string) []string {
+		ms, isGroup := groups[name]
+		if !isGroup {
+			return []string{name}
+		}
+		var out []string
+		for _, m := range ms {
+			out = append(out, expand(groups, m)...)
+		}
+		return out
+	}
+	ug, hg := map[string][]string{}, map[string][]string{}
+	for _, g := range c.UserGroups {
+		ug[g.Name] = g.Members
+	}
+	for _, g := range c.HostGroups {
+		hg[g.Name] = g.Members
+	}
+	for name := range ug {
+		members[name] = expand(ug, name)
+	}
+	for name := range hg {
+		members[name] = expand(hg, name)
+	}
 	in := func(cs cluster.Consumers, name string) bool {
 		if !cs.Set() || cs.All {
 			return true
 		}
 		for _, n := range cs.Names {
-			if n == name {
+			if n == name || slices.Contains(members[n], name) {
 				return true
 			}
 		}
@@ -240,7 +279,8 @@ func tally(c *cluster.Cluster, s *runtime.Scheduler, shapes map[cluster.JobID]ta
 }
 
 // TestPropertyLimitsMultiCycle: over random multi-cycle runs under every
-// policy (and two queues under two policies), with limits of every form,
+// policy (and two queues under two policies), with limits of every form
+// (naming nested user and host groups too),
 // host mem and a license, and any estimates, no host, license or limit
 // instance is ever over-committed at any event time, by an independent
 // tally. A snapshot that is over a limit from the start (accepted: the

@@ -60,12 +60,16 @@ type Spec struct {
 	// MemMethod is how mem is reserved (cluster.PerHost by default, as in
 	// a configuration without reservation_usage).
 	MemMethod cluster.ReserveMethod
+	// UserGroups and HostGroups are the cluster's groups, which limits,
+	// queue host lists and shares may name.
+	UserGroups []cluster.UserGroup
+	HostGroups []cluster.HostGroup
 }
 
 // Build assembles and initialises the cluster. It panics on a bad spec or
 // resreq: specs are test code.
 func Build(s Spec) *cluster.Cluster {
-	c := &cluster.Cluster{Shared: s.Shared, Queues: s.Queues, Limits: s.Limits}
+	c := &cluster.Cluster{Shared: s.Shared, Queues: s.Queues, Limits: s.Limits, UserGroups: s.UserGroups, HostGroups: s.HostGroups}
 	if len(c.Queues) == 0 {
 		c.Queues = []cluster.Queue{{Name: "normal", Policy: cluster.PolicyFirstFit}}
 	}

@@ -10,13 +10,16 @@
 // where slots is the job slots the user's running jobs hold in the queue,
 // running is their slot-hours so far, and historical is the slot-hours of
 // the user's finished jobs in the queue, decayed with a half-life.
+//
+// Shares may go to user groups (LSF's hierarchical fairshare): a group is
+// an account whose usage is its members' together, and whose share its
+// members divide, equally unless the group gives them shares of their
+// own. The queue's jobs are ordered by walking this share tree from the
+// top, at each level to the account of highest priority.
 package fairshare
 
 import (
-	"cmp"
-	"container/heap"
 	"math"
-	"slices"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -36,14 +39,20 @@ const (
 
 // Plugin is the fairshare picker of one queue.
 type Plugin struct {
+	c        *cluster.Cluster
 	queue    cluster.QueueID
-	shares   map[string]int
-	deflt    int
 	halfLife float64 // seconds
-	users    map[string]*account
+
+	root        *level   // the queue's shares
+	groupLevels []*level // per user group, made on first use
+	nodes       []node   // the share tree; 0 is the root
+	leafOf      map[string]int32
+
+	touched []int32 // Order's active nodes
 }
 
-// account is one user's usage in the queue.
+// account is the usage charged to one node of the share tree in the
+// queue: a user's jobs, or a group's members' together.
 type account struct {
 	slots    int     // slots of running jobs
 	slotSecs float64 // Σ slots × start over running jobs, to get their slot-seconds at any time
@@ -59,14 +68,9 @@ var (
 // New returns the fairshare picker of queue q of cluster c.
 func New(c *cluster.Cluster, q cluster.QueueID) *Plugin {
 	qq := &c.Queues[q]
-	p := &Plugin{queue: q, shares: map[string]int{}, deflt: 1, halfLife: DefaultHalfLife, users: map[string]*account{}}
-	for _, us := range qq.Shares {
-		if us.User == "default" {
-			p.deflt = us.Shares
-		} else {
-			p.shares[us.User] = us.Shares
-		}
-	}
+	p := &Plugin{c: c, queue: q, halfLife: DefaultHalfLife, root: rootLevel(c, qq.Shares),
+		groupLevels: make([]*level, len(c.UserGroups)), leafOf: map[string]int32{},
+		nodes: []node{{parent: -1, group: -1, pos: -1}}}
 	if qq.HalfLife > 0 {
 		p.halfLife = float64(qq.HalfLife)
 	}
@@ -76,119 +80,69 @@ func New(c *cluster.Cluster, q cluster.QueueID) *Plugin {
 // Name implements framework.Plugin.
 func (*Plugin) Name() string { return Name }
 
-func (p *Plugin) account(user string) *account {
-	a, ok := p.users[user]
-	if !ok {
-		a = &account{}
-		p.users[user] = a
-	}
-	return a
-}
-
-func (p *Plugin) share(user string) int {
-	if s, ok := p.shares[user]; ok {
-		return s
-	}
-	return p.deflt
+// priority returns node n's dynamic priority at time now (seconds) with
+// extra slots counted as if already running (the cycle's own picks).
+func (p *Plugin) priority(n int32, now int64, extra int) float64 {
+	nd := &p.nodes[n]
+	a := &nd.acct
+	running := (float64(a.slots)*float64(now) - a.slotSecs) / 3600
+	hist := a.hist * math.Exp2(-float64(now-a.histAt)/p.halfLife)
+	return nd.shares / ((hist+running)*RunTimeFactor + float64(1+a.slots+extra)*RunJobFactor)
 }
 
 // Priority returns user's dynamic priority at time now (seconds) with
-// extra slots counted as if already running (the cycle's own picks).
+// extra slots counted as if already running (the cycle's own picks): the
+// priority of the user's own account, which competes with its siblings in
+// the share tree (the queue's other users, or the other members of its
+// group).
 func (p *Plugin) Priority(user string, now int64, extra int) float64 {
-	a := p.account(user)
-	running := (float64(a.slots)*float64(now) - a.slotSecs) / 3600
-	hist := a.hist * math.Exp2(-float64(now-a.histAt)/p.halfLife)
-	return float64(p.share(user)) / ((hist+running)*RunTimeFactor + float64(1+a.slots+extra)*RunJobFactor)
+	return p.priority(p.leaf(user), now, extra)
 }
 
-// JobStarted implements framework.Observer.
+// GroupPriority returns the dynamic priority at time now of the account
+// of user's path that belongs to user group group (false when the user's
+// jobs are not charged through that group): its share among its siblings
+// over the usage of all the jobs charged through it.
+func (p *Plugin) GroupPriority(user, group string, now int64) (float64, bool) {
+	g, ok := p.c.UserGroupByName(group)
+	if !ok {
+		return 0, false
+	}
+	for n := p.nodes[p.leaf(user)].parent; n > 0; n = p.nodes[n].parent {
+		if p.nodes[n].group == g {
+			return p.priority(n, now, 0), true
+		}
+	}
+	return 0, false
+}
+
+// JobStarted implements framework.Observer: the job's slots are charged to
+// its user's account and every group account above it.
 func (p *Plugin) JobStarted(job *framework.Job, now int64) {
 	if job.Spec.Queue != p.queue || job.Alloc == nil {
 		return
 	}
-	a := p.account(job.Spec.User)
 	n := job.Alloc.Slots()
-	a.slots += n
-	a.slotSecs += float64(n) * float64(now)
+	for a := p.leaf(job.Spec.User); a > 0; a = p.nodes[a].parent {
+		acct := &p.nodes[a].acct
+		acct.slots += n
+		acct.slotSecs += float64(n) * float64(now)
+	}
 }
 
 // JobFinished implements framework.Observer: the job's slot-hours move to
-// the user's decayed history.
+// the decayed history of its user's account and every group account above
+// it.
 func (p *Plugin) JobFinished(job *framework.Job, now int64) {
 	if job.Spec.Queue != p.queue || job.Alloc == nil {
 		return
 	}
-	a := p.account(job.Spec.User)
 	n := job.Alloc.Slots()
-	a.slots -= n
-	a.slotSecs -= float64(n) * float64(job.Start)
-	a.hist = a.hist*math.Exp2(-float64(now-a.histAt)/p.halfLife) + float64(n)*float64(now-job.Start)/3600
-	a.histAt = now
-}
-
-// Order implements framework.Picker: repeatedly the pending job (earliest
-// submit, then ID) of the user with the highest dynamic priority, counting
-// the slots (minimum task count) of the jobs picked before it as running.
-// Ties between users go to the one whose next job was submitted first.
-func (p *Plugin) Order(now int64, jobs []*framework.Job) {
-	slices.SortStableFunc(jobs, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
-	byUser := map[string][]*framework.Job{}
-	var q userHeap
-	for _, j := range jobs {
-		u := j.Spec.User
-		if _, ok := byUser[u]; !ok {
-			q = append(q, &userState{user: u})
-		}
-		byUser[u] = append(byUser[u], j)
+	for a := p.leaf(job.Spec.User); a > 0; a = p.nodes[a].parent {
+		acct := &p.nodes[a].acct
+		acct.slots -= n
+		acct.slotSecs -= float64(n) * float64(job.Start)
+		acct.hist = acct.hist*math.Exp2(-float64(now-acct.histAt)/p.halfLife) + float64(n)*float64(now-job.Start)/3600
+		acct.histAt = now
 	}
-	for _, us := range q {
-		us.next = byUser[us.user][0]
-		us.prio = p.Priority(us.user, now, 0)
-	}
-	heap.Init(&q)
-	out := jobs[:0:0]
-	for q.Len() > 0 {
-		us := q[0]
-		out = append(out, us.next)
-		us.picked++
-		us.extra += us.next.Spec.TasksMin
-		rest := byUser[us.user][us.picked:]
-		if len(rest) == 0 {
-			heap.Pop(&q)
-			continue
-		}
-		us.next = rest[0]
-		us.prio = p.Priority(us.user, now, us.extra)
-		heap.Fix(&q, 0)
-	}
-	copy(jobs, out)
-}
-
-type userState struct {
-	user   string
-	next   *framework.Job
-	picked int
-	extra  int
-	prio   float64
-}
-
-type userHeap []*userState
-
-func (h userHeap) Len() int { return len(h) }
-func (h userHeap) Less(i, j int) bool {
-	if h[i].prio != h[j].prio {
-		return h[i].prio > h[j].prio
-	}
-	a, b := h[i].next.Spec, h[j].next.Spec
-	return cmp.Or(cmp.Compare(a.Submit, b.Submit), cmp.Compare(a.ID, b.ID)) < 0
-}
-func (h userHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *userHeap) Push(x any)   { *h = append(*h, x.(*userState)) }
-func (h *userHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -1,7 +1,10 @@
 // Package limit enforces resource allocation limits with the semantics of
 // LSF's lsb.resources Limit sections (docs/limits.md): consumers (users,
 // queues, hosts, projects; lists, all, or one instance per consumer) and
-// maxima on slots, jobs, host consumables and shared resources.
+// maxima on slots, jobs, host consumables and shared resources. A users
+// or hosts list may name user groups and host groups: users: [chem] is
+// one instance for the group's members together, per_user: [chem] one
+// per member (LSF's USERS and PER_USER with a group).
 //
 // The plugin takes part in the runner's prepare fan-out: a job-level pass
 // (PrepareJob) that rules a job out when a limit it falls under cannot take
@@ -46,8 +49,11 @@ type compiled struct {
 	lim      *cluster.Limit
 	queueSet []bool // per queue: matches (nil: every queue)
 	hostMask []bool // per host: counted (nil: every host)
-	res      []limRes
-	maxes    []float64
+	// users holds the users a users or per_user list names, user groups
+	// expanded (nil: every user).
+	users *cluster.UserSet
+	res   []limRes
+	maxes []float64
 }
 
 // instKey identifies one limit instance apart from its host: the consumers
@@ -136,11 +142,12 @@ func New(c *cluster.Cluster, st *cluster.State) *Plugin {
 		}
 		if l.Hosts.Set() && !l.Hosts.All {
 			cl.hostMask = make([]bool, len(c.Hosts))
-			for _, name := range l.Hosts.Names {
-				if h, ok := c.HostByName(name); ok {
-					cl.hostMask[h] = true
-				}
+			for _, h := range c.ExpandHosts(l.Hosts.Names) {
+				cl.hostMask[h] = true
 			}
+		}
+		if l.Users.Set() && !l.Users.All {
+			cl.users = c.NewUserSet(l.Users.Names)
 		}
 		if l.Slots >= 0 {
 			cl.res = append(cl.res, limRes{kindSlots, 0, float64(l.Slots)})
@@ -194,7 +201,7 @@ func (p *Plugin) bindConsumer(spec *cluster.Job) binding {
 	for i := range p.limits {
 		cl := &p.limits[i]
 		l := cl.lim
-		if !matches(l.Users, spec.User) || !matches(l.Projects, spec.Project) ||
+		if (cl.users != nil && !cl.users.Has(spec.User)) || !matches(l.Projects, spec.Project) ||
 			(cl.queueSet != nil && !cl.queueSet[spec.Queue]) {
 			continue
 		}
