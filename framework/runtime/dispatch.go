@@ -46,6 +46,11 @@ type dispatcher struct {
 	// its reservation, or its reservation moved earlier: the window it
 	// held is free for the jobs re-planned before it in this cycle.
 	vacated bool
+
+	// Preemption scratch (preempt.go).
+	victims   []victim
+	keepOrder []int
+	onHost    []bool
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
