@@ -74,8 +74,10 @@ type Job struct {
 	Held                      *cluster.JobAlloc
 	SuspendedAt, SuspendedFor int64
 	// Preemptions counts the times the job was suspended or requeued by
-	// preemption.
-	Preemptions int
+	// preemption; Requeues the times it was put back to pending after it
+	// started (by preemption, or when its host was lost). A requeued job
+	// already met its dependency: it does not wait for it again.
+	Preemptions, Requeues int
 }
 
 // Lookup finds the scheduler's jobs (a gate that depends on other jobs,

@@ -50,6 +50,9 @@ func (d *dispatcher) preemptSegment(seg []*framework.Job) error {
 		if err != nil {
 			return err
 		}
+		if started {
+			d.recheckReservations()
+		}
 		if !started && fcfs {
 			return nil
 		}
@@ -137,6 +140,10 @@ func (d *dispatcher) preempt(job *framework.Job) (bool, error) {
 		restore(func(v *victim) bool { return v.needed })
 		return false, fmt.Errorf("job %d: preemption plan does not fit: %w", job.Spec.ID, err)
 	}
+	if !d.clearOfReservations(job, alloc, vs) {
+		restore(func(v *victim) bool { return v.needed })
+		return false, nil
+	}
 	for i := range vs {
 		if vs[i].needed {
 			s.preempted(d, &vs[i])
@@ -146,6 +153,61 @@ func (d *dispatcher) preempt(job *framework.Job) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// clearOfReservations reports whether alloc, placed now for job's
+// estimated run with the needed victims gone, leaves room for every
+// reservation the cycle holds so far (the queues of higher priority, and
+// the job's own queue): preemption delays no reservation, as TryStart
+// does not. The state holds the needed victims' parts given back.
+func (d *dispatcher) clearOfReservations(job *framework.Job, alloc *cluster.JobAlloc, vs []victim) bool {
+	end := satAdd(d.now, estimate(job))
+	if !d.ready || !d.proj.reservedDuring(d.now, end) {
+		return true
+	}
+	for i := range vs {
+		if vs[i].needed {
+			d.proj.dropEnding(vs[i].job.Alloc)
+		}
+	}
+	d.proj.window(d.win, d.tmp, d.now, end)
+	if d.win.Fits(alloc) == nil {
+		return true
+	}
+	for i := range vs {
+		if vs[i].needed {
+			d.proj.ending(expectedEnd(vs[i].job, d.now), vs[i].job.Alloc)
+		}
+	}
+	return false
+}
+
+// recheckReservations checks, after a preemption, every reservation the
+// projection holds: a victim that was to end before one starts now ends
+// later (suspended: it keeps its memory until it resumes and runs on), so
+// a reservation that counted on it may no longer fit. Such a reservation
+// is dropped for this cycle (its job keeps its reason) and the next cycle
+// plans afresh; the others stand.
+func (d *dispatcher) recheckReservations() {
+	if !d.ready || d.proj.starts == 0 {
+		return
+	}
+	for _, job := range d.s.order {
+		if job.State != framework.Pending || job.Reserved == nil {
+			continue
+		}
+		r, held := d.unreserve(job)
+		if !held {
+			job.Reserved = r // not in the projection yet: holdSegment checks it
+			continue
+		}
+		d.proj.window(d.win, d.tmp, r.Start, r.End)
+		if d.win.Fits(r.Alloc) == nil {
+			d.Reserve(job, *r)
+			continue
+		}
+		d.s.offPlan, d.s.unguarded = true, true
+	}
 }
 
 // hostMark returns a per-host mark of alloc's hosts (the dispatcher's
@@ -220,7 +282,6 @@ func (s *Scheduler) preempted(d *dispatcher, v *victim) {
 	if d.ready {
 		d.proj.dropEnding(job.Alloc)
 	}
-	s.removeRunning()
 	if s.Cluster.Queues[job.Spec.Queue].PreemptAction == cluster.PreemptRequeue {
 		s.requeued(job, d.now)
 		job.Reasons = framework.PendReasons{Main: framework.Requeued, Detail: -1}
@@ -229,6 +290,7 @@ func (s *Scheduler) preempted(d *dispatcher, v *victim) {
 	job.State, job.Held, job.SuspendedAt = framework.Suspended, v.held, d.now
 	job.Reasons = framework.PendReasons{Main: framework.Preempted, Detail: -1}
 	s.suspended = append(s.suspended, job)
+	s.removeRunning() // once it no longer runs: the list may be compacted now
 }
 
 // requeued puts job, whose allocation the state no longer holds, back to
@@ -245,6 +307,10 @@ func (s *Scheduler) requeued(job *framework.Job, now int64) {
 	}
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.SuspendedFor, job.Reserved, job.Unchanged = 0, nil, false
+	job.Requeues++
+	// Drop it from the running list now: started again, it is added anew.
+	s.ended++
+	s.compactRunning()
 	i, _ := slices.BinarySearchFunc(s.pending, job, func(a, b *framework.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
 	})
@@ -270,13 +336,14 @@ func (s *Scheduler) resume(now int64) {
 			kept = append(kept, job)
 			continue
 		}
+		s.compactRunning() // while it is not running: no stale entry of it stays
 		job.State, job.Held = framework.Running, nil
 		job.SuspendedFor += now - job.SuspendedAt
 		job.Reasons = framework.PendReasons{}
-		s.compactRunning()
 		s.addRunning(job)
 		s.resumedJobs = append(s.resumedJobs, job)
-		s.released = true // the projections' ends moved
+		// It takes back what kept reservations may count on.
+		s.released, s.unguarded = true, true
 	}
 	clear(s.suspended[len(kept):])
 	s.suspended = kept

@@ -535,7 +535,7 @@ func (s *Scheduler) holdReservations(d *dispatcher) {
 	d.verify = unguarded || overdue
 	if !d.verify {
 		for _, j := range s.Running() {
-			if satAdd(j.Start, estimate(j)) <= d.now {
+			if runEnd(j) <= d.now {
 				d.verify = true // an overrun
 				break
 			}
