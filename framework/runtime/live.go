@@ -87,7 +87,6 @@ func (s *Scheduler) Requeue(job *framework.Job, now int64) {
 		return
 	}
 	s.Finish(job, now)
-	s.compactRunning() // started again, it is added anew: no stale entry may stay
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.Reasons, job.Reserved, job.Unchanged = framework.PendReasons{}, nil, false
 	job.Requeues++

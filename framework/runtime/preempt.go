@@ -62,24 +62,26 @@ func (d *dispatcher) preemptSegment(seg []*framework.Job) error {
 
 // preempt tries to start job now by preempting running jobs of the queues
 // its queue may preempt, and reports whether it started.
+//
+// It gives candidates back in batches, the most recently started first,
+// doubling the batch until the runner finds a placement (walking first
+// the hosts of the batch, and every host once all are given back), so
+// that a job needing one victim costs one small plan, not one over the
+// whole cluster. Then every candidate on the placement's hosts (or
+// holding a shared resource it takes) is given back too, and the victims
+// are chosen among them.
 func (d *dispatcher) preempt(job *framework.Job) (bool, error) {
 	s := d.s
-	c := s.Cluster
 	q := job.Spec.Queue
-	vs := d.victims[:0]
-	for _, v := range s.Running() {
-		if c.MayPreempt(q, v.Spec.Queue) {
-			held, freed := s.preemptParts(v)
-			vs = append(vs, victim{job: v, held: held, freed: freed})
-		}
-	}
-	d.victims = vs
-	if len(vs) == 0 {
-		return false, nil
-	}
+	cands := d.candidates(q)
 	st := s.State
-	for i := range vs {
-		st.Give(vs[i].freed)
+	vs := d.victims[:0]
+	d.epoch++
+	give := func(i int) {
+		held, freed := s.preemptParts(cands[i])
+		vs = append(vs, victim{job: cands[i], held: held, freed: freed})
+		st.Give(freed)
+		d.given[i] = d.epoch
 	}
 	restore := func(keep func(*victim) bool) {
 		for i := len(vs) - 1; i >= 0; i-- {
@@ -88,16 +90,54 @@ func (d *dispatcher) preempt(job *framework.Job) (bool, error) {
 			}
 		}
 	}
-	planned, ok := s.runner.Plan(job, d.allocator(job), nil)
-	if !ok {
-		restore(func(*victim) bool { return true })
-		return false, nil
+	var planned *cluster.JobAlloc
+	next := 0 // the batches gave back the running ones of cands[:next]
+	for n := 1; ; n *= 2 {
+		for ; len(vs) < n && next < len(cands); next++ {
+			if cands[next].State == framework.Running { // not preempted earlier in the cycle
+				give(next)
+			}
+		}
+		if len(vs) == 0 {
+			return false, nil
+		}
+		all := next == len(cands)
+		var order []cluster.HostID
+		if !all {
+			order = d.batchHosts(q, vs)
+		}
+		var ok bool
+		if planned, ok = s.runner.Plan(job, d.allocator(job), order); ok {
+			break
+		}
+		if all {
+			restore(func(*victim) bool { return true })
+			d.victims = vs
+			return false, nil
+		}
 	}
 	alloc := planned.Clone()
 	st.Give(alloc) // a plan stays taken in the state it was made on
+	// Every candidate on the placement's hosts, or holding a shared
+	// resource it takes, may be a victim: give them all back.
+	onHost := d.hostMark(alloc)
+	for _, h := range alloc.Hosts {
+		for _, i := range d.hostCands[h.Host] {
+			if d.given[i] != d.epoch && cands[i].State == framework.Running {
+				give(int(i))
+			}
+		}
+	}
+	if len(alloc.Shared) > 0 {
+		for i, v := range cands {
+			if d.given[i] != d.epoch && v.State == framework.Running && touches(v.Alloc, onHost, alloc.Shared) {
+				give(i)
+			}
+		}
+	}
+	d.victims = vs
 	// Only jobs on the placement's hosts, or holding a shared resource it
 	// takes, can free what it uses: the others are given back at once.
-	onHost := d.hostMark(alloc)
 	for i := range vs {
 		vs[i].needed = touches(vs[i].freed, onHost, alloc.Shared)
 	}
@@ -153,6 +193,61 @@ func (d *dispatcher) preempt(job *framework.Job) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// candidates returns the running jobs that a job of queue q may preempt,
+// the most recently started first (then the higher ID), as the cycle
+// began preempting for q: computed once per queue and cycle (the jobs
+// that started since are of q's queue or of queues not yet dispatched,
+// and the victims since are skipped by their state).
+func (d *dispatcher) candidates(q cluster.QueueID) []*framework.Job {
+	if d.candsFor == q+1 {
+		return d.cands
+	}
+	c := d.s.Cluster
+	d.cands = d.cands[:0]
+	for _, v := range d.s.Running() {
+		if c.MayPreempt(q, v.Spec.Queue) {
+			d.cands = append(d.cands, v)
+		}
+	}
+	slices.SortFunc(d.cands, func(a, b *framework.Job) int {
+		return cmp.Or(cmp.Compare(b.Start, a.Start), cmp.Compare(b.Spec.ID, a.Spec.ID))
+	})
+	if n := len(c.Hosts); len(d.hostCands) != n {
+		d.hostCands = make([][]int32, n)
+	} else {
+		for h := range d.hostCands {
+			d.hostCands[h] = d.hostCands[h][:0]
+		}
+	}
+	for i, v := range d.cands {
+		for _, h := range v.Alloc.Hosts {
+			d.hostCands[h.Host] = append(d.hostCands[h.Host], int32(i))
+		}
+	}
+	d.given = append(d.given[:0], make([]uint32, len(d.cands))...)
+	d.epoch = 0
+	d.candsFor = q + 1
+	return d.cands
+}
+
+// batchHosts returns the distinct hosts of the victims vs that queue q may
+// use, in the victims' order: where a plan on part of the candidates
+// looks first.
+func (d *dispatcher) batchHosts(q cluster.QueueID, vs []victim) []cluster.HostID {
+	c := d.s.Cluster
+	d.order = d.order[:0]
+	seen := d.hostMark(&cluster.JobAlloc{})
+	for _, v := range vs {
+		for _, h := range v.job.Alloc.Hosts {
+			if !seen[h.Host] && c.QueueHasHost(q, h.Host) {
+				seen[h.Host] = true
+				d.order = append(d.order, h.Host)
+			}
+		}
+	}
+	return d.order
 }
 
 // clearOfReservations reports whether alloc, placed now for job's
@@ -285,12 +380,13 @@ func (s *Scheduler) preempted(d *dispatcher, v *victim) {
 	if s.Cluster.Queues[job.Spec.Queue].PreemptAction == cluster.PreemptRequeue {
 		s.requeued(job, d.now)
 		job.Reasons = framework.PendReasons{Main: framework.Requeued, Detail: -1}
-		return
+	} else {
+		job.State, job.Held, job.SuspendedAt = framework.Suspended, v.held, d.now
+		job.Reasons = framework.PendReasons{Main: framework.Preempted, Detail: -1}
+		s.suspended = append(s.suspended, job)
 	}
-	job.State, job.Held, job.SuspendedAt = framework.Suspended, v.held, d.now
-	job.Reasons = framework.PendReasons{Main: framework.Preempted, Detail: -1}
-	s.suspended = append(s.suspended, job)
-	s.removeRunning() // once it no longer runs: the list may be compacted now
+	// Once it no longer runs: the running list may be compacted now.
+	s.removeRunning()
 }
 
 // requeued puts job, whose allocation the state no longer holds, back to
@@ -308,9 +404,6 @@ func (s *Scheduler) requeued(job *framework.Job, now int64) {
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.SuspendedFor, job.Reserved, job.Unchanged = 0, nil, false
 	job.Requeues++
-	// Drop it from the running list now: started again, it is added anew.
-	s.ended++
-	s.compactRunning()
 	i, _ := slices.BinarySearchFunc(s.pending, job, func(a, b *framework.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
 	})
@@ -336,7 +429,6 @@ func (s *Scheduler) resume(now int64) {
 			kept = append(kept, job)
 			continue
 		}
-		s.compactRunning() // while it is not running: no stale entry of it stays
 		job.State, job.Held = framework.Running, nil
 		job.SuspendedFor += now - job.SuspendedAt
 		job.Reasons = framework.PendReasons{}

@@ -317,6 +317,10 @@ func (s *Scheduler) CycleAdmitting(ctx context.Context, now int64, n int) ([]*fr
 // cycle runs a cycle admitting at most admit new jobs (all when admit < 0).
 func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framework.Job, error) {
 	s.runner.BeginCycle()
+	// A job that stopped running since the last cycle (ended, requeued,
+	// suspended) leaves the running list before it can run again (started
+	// or resumed): no stale entry of it may stay.
+	s.compactRunning()
 	s.preemptedJobs = s.preemptedJobs[:0]
 	s.resume(now)
 	for ; s.next < len(s.future) && s.future[s.next].Spec.Submit <= now && admit != 0; admit-- {
