@@ -78,6 +78,10 @@ type Job struct {
 	// started (by preemption, or when its host was lost). A requeued job
 	// already met its dependency: it does not wait for it again.
 	Preemptions, Requeues int
+	// Requeuing: the live scheduler's previous run of this requeued job
+	// is still being killed; no cycle starts it (it pends with Requeued)
+	// until the caller clears the flag, once the run is gone.
+	Requeuing bool
 }
 
 // Lookup finds the scheduler's jobs (a gate that depends on other jobs,

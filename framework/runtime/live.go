@@ -55,9 +55,10 @@ func (s *Scheduler) admit(job *framework.Job) {
 	s.future = slices.Insert(s.future, i, job)
 }
 
-// Waiting returns how many jobs are waiting for a cycle: pending, or
-// submitted and not yet considered. A cycle with none has nothing to do.
-func (s *Scheduler) Waiting() int { return len(s.pending) + len(s.future) - s.next }
+// Waiting returns how many jobs are waiting for a cycle: pending,
+// submitted and not yet considered, or suspended by preemption (a cycle
+// resumes them). A cycle with none has nothing to do.
+func (s *Scheduler) Waiting() int { return len(s.pending) + len(s.future) - s.next + len(s.suspended) }
 
 // Cancel ends a pending job without running it (killed before it
 // started): it leaves the pending jobs, its reservation goes, and it is
@@ -79,14 +80,16 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 	return nil
 }
 
-// Requeue puts a running job back to pending (a rerunnable job whose host
-// was lost, LSF's requeue): what it holds is released, as by Finish, and
-// it is considered again from the next cycle, in its submit order.
+// Requeue puts a running or suspended job back to pending (a rerunnable
+// job whose host was lost, LSF's requeue): what it holds is released, as
+// by Finish, and it is considered again from the next cycle, in its
+// submit order.
 func (s *Scheduler) Requeue(job *framework.Job, now int64) {
-	if job.State != framework.Running {
+	if job.State != framework.Running && job.State != framework.Suspended {
 		return
 	}
 	s.Finish(job, now)
+	job.SuspendedFor = 0
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.Reasons, job.Reserved, job.Unchanged = framework.PendReasons{}, nil, false
 	job.Requeues++
@@ -117,6 +120,33 @@ func (s *Scheduler) Restore(spec *cluster.Job, alloc *cluster.JobAlloc, start in
 	job.State, job.Start = framework.Running, start
 	s.Jobs = append(s.Jobs, job)
 	s.addRunning(job)
+	for _, o := range s.observers {
+		o.JobStarted(job, start)
+	}
+	return job, nil
+}
+
+// RestoreSuspended adds a job that preemption suspended (from the event
+// log): it ran on alloc from start (seconds), was suspended at
+// suspendedAt after suspendedFor seconds suspended before, and keeps held
+// (its memory) until it resumes. It fails, and changes nothing, when held
+// does not fit or names a host alloc does not.
+func (s *Scheduler) RestoreSuspended(spec *cluster.Job, alloc, held *cluster.JobAlloc, start, suspendedAt, suspendedFor int64) (*framework.Job, error) {
+	for _, h := range held.Hosts {
+		if !slices.ContainsFunc(alloc.Hosts, func(a cluster.HostAlloc) bool { return a.Host == h.Host }) {
+			return nil, fmt.Errorf("job %d: keeps resources on host %d, where it does not run", spec.ID, h.Host)
+		}
+	}
+	job := s.newJob(spec)
+	job.Alloc, job.Held = alloc, held
+	if err := s.State.TakeChecked(held, false); err != nil {
+		return nil, fmt.Errorf("job %d: what it keeps suspended over-commits: %w", spec.ID, err)
+	}
+	job.State, job.Start, job.SuspendedAt, job.SuspendedFor = framework.Suspended, start, suspendedAt, suspendedFor
+	job.Reasons = framework.PendReasons{Main: framework.Preempted, Detail: -1}
+	chargeLimits(job, s.preparers) // the counters it charges again when it resumes
+	s.Jobs = append(s.Jobs, job)
+	s.suspended = append(s.suspended, job)
 	for _, o := range s.observers {
 		o.JobStarted(job, start)
 	}

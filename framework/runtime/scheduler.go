@@ -422,7 +422,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 // off its estimate).
 func (s *Scheduler) gate(now int64) []*framework.Job {
 	s.gatesAsked = false
-	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated }) {
+	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated || j.Requeuing }) {
 		return s.order
 	}
 	s.gatesAsked = true
@@ -431,6 +431,12 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 	}
 	s.admitted = s.admitted[:0]
 	for _, j := range s.order {
+		if j.Requeuing {
+			// Its previous run is still being killed (live preemption).
+			j.Reasons = framework.PendReasons{Main: framework.Requeued, Detail: -1}
+			j.Reserved = nil
+			continue
+		}
 		// A job that can never run (BadRequest, or over a limit's maximum)
 		// goes on to pend with that reason: it takes no place under an
 		// array's cap, nor waits on a dependency first.

@@ -103,7 +103,14 @@ func (e *host) wakeLocked() {
 // addLocked queues o unless an order of the same kind for the same
 // attempt is queued already. h.mu is held.
 func (e *host) addLocked(o Order) {
-	if slices.ContainsFunc(e.orders, func(x Order) bool { return x.Kind == o.Kind && x.Job == o.Job && x.Attempt == o.Attempt }) {
+	if o.Kind == KindSuspend || o.Kind == KindResume {
+		// Only the latest of an attempt's suspends and resumes counts: an
+		// agent that saw the earlier ones carried them out, one that did
+		// not needs only this one.
+		e.orders = slices.DeleteFunc(e.orders, func(x Order) bool {
+			return (x.Kind == KindSuspend || x.Kind == KindResume) && x.Job == o.Job && x.Attempt == o.Attempt
+		})
+	} else if slices.ContainsFunc(e.orders, func(x Order) bool { return x.Kind == o.Kind && x.Job == o.Job && x.Attempt == o.Attempt }) {
 		return
 	}
 	e.seq++
@@ -124,6 +131,17 @@ func (h *Hub) Start(p event.Placement, sub *event.Submit) {
 // the registration kills it (the state knows it was killed).
 func (h *Hub) Kill(job event.JobID, attempt int, first string) {
 	h.queue(first, Order{Kind: KindKill, Job: job, Attempt: attempt, GraceMS: h.o.KillGrace.Milliseconds()})
+}
+
+// Suspend implements server.Dispatch: it queues a suspend of the attempt
+// on the agent of its first host (registration suspends it otherwise).
+func (h *Hub) Suspend(job event.JobID, attempt int, first string) {
+	h.queue(first, Order{Kind: KindSuspend, Job: job, Attempt: attempt})
+}
+
+// Resume implements server.Dispatch: it queues a resume of the attempt.
+func (h *Hub) Resume(job event.JobID, attempt int, first string) {
+	h.queue(first, Order{Kind: KindResume, Job: job, Attempt: attempt})
 }
 
 func (h *Hub) queue(name string, o Order) {

@@ -57,6 +57,7 @@ type entry struct {
 	sentStart bool          // the server has the start
 	kill      bool          // killed before its process started
 	grace     time.Duration // of that kill
+	stopped   bool          // suspended (preemption), or suspended before it started
 }
 
 func openJournal(dir string) (*journal, error) {
@@ -260,6 +261,8 @@ func (j *journal) started(k key, proc *launch.Process) error {
 		_ = proc.Kill(j.grace)
 	case e.kill:
 		_ = proc.Kill(e.grace)
+	case e.stopped:
+		_ = proc.Suspend()
 	}
 	j.notify()
 	return j.writeLocked(e)
@@ -298,6 +301,27 @@ func (j *journal) kill(k key, grace time.Duration) error {
 		e.kill, e.grace = true, grace
 	}
 	return nil
+}
+
+// signal carries out a suspend (stop) or resume order for k: its process
+// group gets SIGSTOP or SIGCONT; an attempt being started is stopped once
+// it runs; one that ended or is unknown is left alone.
+func (j *journal) signal(k key, stop bool) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e := j.entries[k]
+	if e == nil || e.End != nil {
+		return nil
+	}
+	e.stopped = stop
+	switch {
+	case e.proc == nil:
+		return nil
+	case stop:
+		return e.proc.Suspend()
+	default:
+		return e.proc.Resume()
+	}
 }
 
 // stop marks the journal stopping and kills the processes still running

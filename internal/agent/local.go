@@ -43,10 +43,11 @@ type Local struct {
 	allowRoot bool
 	ctx       context.Context
 
-	mu     sync.Mutex
-	procs  map[key]*launch.Process
-	killed map[key]bool // kills that came before their process started
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	procs   map[key]*launch.Process
+	killed  map[key]bool // kills that came before their process started
+	stopped map[key]bool // suspends (true) and resumes (false) that came before it started
+	wg      sync.WaitGroup
 }
 
 type key struct {
@@ -58,7 +59,7 @@ type key struct {
 // scripts under workBase, gives a killed job grace before SIGKILL, and
 // runs root's jobs only with allowRoot. ctx bounds its reports.
 func NewLocal(ctx context.Context, report Reporter, workBase string, grace time.Duration, allowRoot bool) *Local {
-	return &Local{report: report, workBase: workBase, grace: grace, allowRoot: allowRoot, ctx: ctx, procs: map[key]*launch.Process{}, killed: map[key]bool{}}
+	return &Local{report: report, workBase: workBase, grace: grace, allowRoot: allowRoot, ctx: ctx, procs: map[key]*launch.Process{}, killed: map[key]bool{}, stopped: map[key]bool{}}
 }
 
 // Register reports that this agent serves host name.
@@ -97,7 +98,10 @@ func (a *Local) run(p event.Placement, spec launch.Spec) {
 	if a.killed[k] {
 		delete(a.killed, k)
 		_ = proc.Kill(a.grace)
+	} else if a.stopped[k] {
+		_ = proc.Suspend()
 	}
+	delete(a.stopped, k)
 	a.mu.Unlock()
 	_, _ = a.report(a.ctx, func(*state.State, int64) ([]event.Event, error) {
 		return []event.Event{{Type: event.JobStarted, Started: &event.Started{Job: p.Job, Attempt: p.Attempt, Host: p.Hosts[0].Host, PID: proc.PID()}}}, nil
@@ -133,6 +137,27 @@ func (a *Local) Kill(job event.JobID, attempt int, _ string) {
 		_ = proc.Kill(a.grace)
 	} else {
 		a.killed[k] = true // its process is starting: killed once it has
+	}
+}
+
+// Suspend stops attempt attempt of job (SIGSTOP to its process group);
+// one whose process is starting is stopped once it has.
+func (a *Local) Suspend(job event.JobID, attempt int, _ string) { a.signal(key{job, attempt}, true) }
+
+// Resume continues attempt attempt of job (SIGCONT).
+func (a *Local) Resume(job event.JobID, attempt int, _ string) { a.signal(key{job, attempt}, false) }
+
+func (a *Local) signal(k key, stop bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	proc := a.procs[k]
+	switch {
+	case proc == nil:
+		a.stopped[k] = stop
+	case stop:
+		_ = proc.Suspend()
+	default:
+		_ = proc.Resume()
 	}
 }
 

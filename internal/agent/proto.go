@@ -84,6 +84,8 @@ type RegisterReply struct {
 const (
 	KindStart    = "start"    // Order: run this attempt
 	KindKill     = "kill"     // Order: kill this attempt
+	KindSuspend  = "suspend"  // Order: stop this attempt (SIGSTOP; preemption)
+	KindResume   = "resume"   // Order: continue this attempt (SIGCONT)
 	KindStarted  = "started"  // Report: the attempt runs as PID
 	KindFinished = "finished" // Report: the attempt ended
 )

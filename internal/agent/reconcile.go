@@ -48,6 +48,11 @@ type Plan struct {
 //   - running, and not current (unknown, ended, another attempt or host):
 //     the agent kills it.
 //
+// An attempt is current when its job runs it, keeps it suspended (the
+// agent is told again to stop it), or is being requeued by preemption
+// (the agent kills it if it still runs; one it does not list is gone, and
+// its finish lets the job run again).
+//
 // For each attempt current in st on host that the agent does not list:
 // one whose start was recorded ends EXIT, ReasonLostByAgent (or is
 // requeued when rerunnable and not killed); one never started is started
@@ -60,9 +65,12 @@ func Reconcile(st *state.State, host string, req *RegisterRequest, grace int64, 
 		job     event.JobID
 		attempt int
 	}
+	// live: the attempt runs, is suspended, or is being killed after
+	// preemption requeued its job.
+	live := func(j *state.Job) bool { return j.State == state.Run || j.State == state.Susp || j.Requeuing }
 	current := func(job event.JobID, attempt int) *state.Job {
 		j := st.Job(job)
-		if j == nil || j.State != state.Run || j.Attempt != attempt || len(j.Hosts) == 0 || j.Hosts[0].Host != host {
+		if j == nil || !live(j) || j.Attempt != attempt || len(j.Hosts) == 0 || j.Hosts[0].Host != host {
 			return nil
 		}
 		return j
@@ -90,7 +98,7 @@ func Reconcile(st *state.State, host string, req *RegisterRequest, grace int64, 
 	}
 	running := slices.Clone(req.Running)
 	slices.SortFunc(running, func(a, b Running) int { return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Attempt, b.Attempt)) })
-	var kills []Order
+	var kills, signals []Order
 	for _, r := range running {
 		k := key{r.Job, r.Attempt}
 		if listed[k] {
@@ -98,9 +106,12 @@ func Reconcile(st *state.State, host string, req *RegisterRequest, grace int64, 
 		}
 		listed[k] = true
 		j := current(r.Job, r.Attempt)
-		if j == nil {
+		if j == nil || j.Requeuing {
 			kills = append(kills, Order{Kind: KindKill, Job: r.Job, Attempt: r.Attempt, GraceMS: grace})
 			continue
+		}
+		if j.State == state.Susp {
+			signals = append(signals, Order{Kind: KindSuspend, Job: r.Job, Attempt: r.Attempt})
 		}
 		if j.PID == 0 && r.PID > 0 {
 			started = append(started, event.Event{Type: event.JobStarted, Started: &event.Started{Job: r.Job, Attempt: r.Attempt, Host: host, PID: r.PID}})
@@ -111,10 +122,14 @@ func Reconcile(st *state.State, host string, req *RegisterRequest, grace int64, 
 	}
 	var starts []Order
 	for _, j := range st.Jobs {
-		if j.State != state.Run || len(j.Hosts) == 0 || j.Hosts[0].Host != host || listed[key{j.Job, j.Attempt}] {
+		if !live(j) || len(j.Hosts) == 0 || j.Hosts[0].Host != host || listed[key{j.Job, j.Attempt}] {
 			continue
 		}
 		switch {
+		case j.Requeuing:
+			// Gone already: its job may run again.
+			p.Events = append(p.Events, event.Event{Type: event.JobFinished, Finished: &event.Finished{Job: j.Job, Attempt: j.Attempt,
+				ExitCode: -1, Reason: ReasonKilled}})
 		case j.PID != 0:
 			p.Events = append(p.Events, event.Event{Type: event.JobFinished, Finished: &event.Finished{Job: j.Job, Attempt: j.Attempt,
 				ExitCode: -1, Reason: ReasonLostByAgent, Requeued: requeue(j)}})
@@ -123,11 +138,16 @@ func Reconcile(st *state.State, host string, req *RegisterRequest, grace int64, 
 				ExitCode: -1, Reason: ReasonKilled}})
 		default:
 			starts = append(starts, StartOrder(j.Job, j.Attempt, &j.Submit, j.Hosts, allowRoot))
+			if j.State == state.Susp {
+				// Preempted before its agent took the start: it starts
+				// stopped.
+				starts = append(starts, Order{Kind: KindSuspend, Job: j.Job, Attempt: j.Attempt})
+			}
 		}
 	}
 	slices.SortStableFunc(p.Events, func(a, b event.Event) int { return cmp.Compare(a.Finished.Job, b.Finished.Job) })
 	p.Events = append(p.Events, started...)
-	p.Orders = append(kills, starts...)
+	p.Orders = append(append(kills, starts...), signals...)
 	return p
 }
 

@@ -369,6 +369,10 @@ func (r *Remote) carryOut(ctx context.Context, orders []Order) {
 			if err := r.j.kill(k, time.Duration(o.GraceMS)*time.Millisecond); err != nil {
 				r.o.Logf("job %d attempt %d: kill: %v", o.Job, o.Attempt, err)
 			}
+		case o.Kind == KindSuspend || o.Kind == KindResume:
+			if err := r.j.signal(k, o.Kind == KindSuspend); err != nil {
+				r.o.Logf("job %d attempt %d: %s: %v", o.Job, o.Attempt, o.Kind, err)
+			}
 		case o.Kind != KindStart || o.Submit == nil || o.Submit.Job != o.Job || len(o.Hosts) == 0 || o.Hosts[0].Host != r.o.Name:
 			r.o.Logf("job %d attempt %d: ignored a malformed %q order", o.Job, o.Attempt, o.Kind)
 		case r.j.take(k):

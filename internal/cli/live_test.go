@@ -51,6 +51,15 @@ func awaitJobs(t *testing.T, run runner, what string, timeout time.Duration, ok 
 // code, standard output, standard error). The server stops, and is
 // checked to stop cleanly, when the test ends.
 func serveDev(t *testing.T) (dir string, run runner) {
+	return serveIn(t, func(ctx context.Context, data string, errOut *bytes.Buffer) int {
+		return Run(ctx, []string{"serve", "--dev", "--data", data}, &bytes.Buffer{}, errOut)
+	})
+}
+
+// serveIn is serveDev with the server that serve runs (until ctx ends,
+// with its data directory data, writing errors to errOut; it returns the
+// exit code).
+func serveIn(t *testing.T, serve func(ctx context.Context, data string, errOut *bytes.Buffer) int) (dir string, run runner) {
 	dir = t.TempDir()
 	data := filepath.Join(dir, "data")
 	socket := filepath.Join(data, "xce.sock")
@@ -59,7 +68,7 @@ func serveDev(t *testing.T) (dir string, run runner) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan int, 1)
 	var serveErr bytes.Buffer
-	go func() { served <- Run(ctx, []string{"serve", "--dev", "--data", data}, &bytes.Buffer{}, &serveErr) }()
+	go func() { served <- serve(ctx, data, &serveErr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

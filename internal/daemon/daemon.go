@@ -323,6 +323,8 @@ type noAgent struct{}
 
 func (noAgent) Start(event.Placement, *event.Submit) {}
 func (noAgent) Kill(event.JobID, int, string)        {}
+func (noAgent) Suspend(event.JobID, int, string)     {}
+func (noAgent) Resume(event.JobID, int, string)      {}
 
 // DevCluster returns the configuration of a dev server: one host, this
 // machine (its host name, its cores as slots, its memory in MB as mem),

@@ -131,6 +131,30 @@ type Cycle struct {
 	Started  []Placement   `json:"started,omitempty"`
 	Pending  []Pending     `json:"pending,omitempty"`
 	Reserved []Reservation `json:"reserved,omitempty"`
+	// Resumed are the jobs suspended by preemption that the cycle
+	// resumed before placing any job (docs/preemption.md); Preempted the
+	// running jobs it preempted, in order.
+	Resumed   []JobID      `json:"resumed,omitempty"`
+	Preempted []Preemption `json:"preempted,omitempty"`
+}
+
+// The preemption actions (Preemption.Action).
+const (
+	// PreemptSuspend: the job is stopped where it runs (SIGSTOP) and
+	// keeps Held until a cycle resumes it.
+	PreemptSuspend = "suspend"
+	// PreemptRequeue: the job is killed and pends again; no cycle starts
+	// it before its attempt's finish is in the log.
+	PreemptRequeue = "requeue"
+)
+
+// Preemption is a running job a cycle preempted: its current attempt,
+// the action, and, when suspended, what it keeps on each host (its mem).
+type Preemption struct {
+	Job     JobID       `json:"job"`
+	Attempt int         `json:"attempt"`
+	Action  string      `json:"action"`
+	Held    []HostAlloc `json:"held,omitempty"`
 }
 
 // Placement is a job started by a cycle: its attempt (1 for its first

@@ -211,7 +211,8 @@ func (p *Process) Kill(grace time.Duration) error {
 		p.killed = true
 	}
 	var errs []error
-	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGTERM} {
+	// SIGCONT last: a job stopped by preemption handles the others too.
+	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGCONT} {
 		errs = append(errs, p.signalLocked(sig))
 	}
 	if grace == 0 {
@@ -225,6 +226,23 @@ func (p *Process) Kill(grace time.Duration) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Suspend stops the job's whole process group (SIGSTOP), as LSF stops a
+// preempted job; Resume continues it (SIGCONT). After the job has been
+// reaped they do nothing and return nil; the error is a failing kill(2).
+func (p *Process) Suspend() error { return p.signal(unix.SIGSTOP) }
+
+// Resume continues a job Suspend stopped (SIGCONT to its process group).
+func (p *Process) Resume() error { return p.signal(unix.SIGCONT) }
+
+func (p *Process) signal(sig unix.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return nil
+	}
+	return p.signalLocked(sig)
 }
 
 // signalLocked sends sig to the job's process group. p.mu is held and

@@ -82,6 +82,23 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 					sched.RestoreReservation(k.jobs[j.Job], r.Start, alloc)
 				}
 			}
+			k.jobs[j.Job].Requeuing = j.Requeuing
+		case state.Susp:
+			spec, err := k.spec(&j.Submit, j.SubmitTime)
+			if err != nil {
+				return nil, err
+			}
+			alloc, err := k.alloc(j.Job, j.Hosts, j.Shared)
+			if err != nil {
+				return nil, err
+			}
+			held, err := k.alloc(j.Job, j.Held, nil)
+			if err != nil {
+				return nil, err
+			}
+			if k.jobs[j.Job], err = sched.RestoreSuspended(spec, alloc, held, seconds(j.StartTime), seconds(j.SuspendTime), seconds(j.Suspended)); err != nil {
+				return nil, err
+			}
 		case state.Run:
 			spec, err := k.spec(&j.Submit, j.SubmitTime)
 			if err != nil {
@@ -409,6 +426,11 @@ func (k *Core) Apply(e event.Event) error {
 		if j == nil {
 			return fmt.Errorf("job %d: the state runs it, the scheduler does not know it", e.Finished.Job)
 		}
+		if j.Requeuing {
+			// The run preemption requeued is gone: the job may start.
+			j.Requeuing = false
+			break
+		}
 		if e.Finished.Requeued {
 			k.Sched.Requeue(j, now)
 			break
@@ -445,6 +467,22 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 		return event.Event{}, false, err
 	}
 	c := &event.Cycle{Number: k.State.Cycles + 1, Now: seconds(now)}
+	for _, j := range k.Sched.Resumed() {
+		c.Resumed = append(c.Resumed, event.JobID(j.Spec.ID))
+	}
+	for _, j := range k.Sched.Preempted() {
+		id := event.JobID(j.Spec.ID)
+		p := event.Preemption{Job: id, Attempt: k.State.Job(id).Attempt, Action: event.PreemptRequeue}
+		if j.State == framework.Suspended {
+			p.Action = event.PreemptSuspend
+			p.Held, _ = k.placement(j.Held)
+		} else {
+			// Its run is killed; it may start again once that run's
+			// finish is in the log.
+			j.Requeuing = true
+		}
+		c.Preempted = append(c.Preempted, p)
+	}
 	for _, j := range considered {
 		id := event.JobID(j.Spec.ID)
 		sj := k.State.Job(id)
@@ -470,7 +508,7 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 	}
 	// A cycle that took in a change is recorded even when it decided
 	// nothing new: the next cycle depends on it (Scheduler.Replanned).
-	ok = len(c.Started)+len(c.Pending) > 0 || k.Sched.Replanned()
+	ok = len(c.Started)+len(c.Pending)+len(c.Resumed)+len(c.Preempted) > 0 || k.Sched.Replanned()
 	return event.Event{At: now, Type: event.CycleDecided, Cycle: c}, ok, nil
 }
 

@@ -41,6 +41,10 @@ type Snapshotter interface {
 type Dispatch interface {
 	Start(p event.Placement, sub *event.Submit)
 	Kill(job event.JobID, attempt int, host string)
+	// Suspend stops attempt attempt of job where it runs (SIGSTOP;
+	// preemption), Resume continues it (SIGCONT); host is its first.
+	Suspend(job event.JobID, attempt int, host string)
+	Resume(job event.JobID, attempt int, host string)
 }
 
 // ErrStopped is returned to requests the loop did not take because it
@@ -295,7 +299,7 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err e
 	}
 	for _, e := range all {
 		if e.Type == event.JobKilled {
-			if j := k.State.Job(e.Killed.Job); j.State == state.Run {
+			if j := k.State.Job(e.Killed.Job); j.State == state.Run || j.State == state.Susp {
 				l.dispatch.Kill(j.Job, j.Attempt, j.Hosts[0].Host)
 			}
 		}
@@ -332,8 +336,24 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 	if !record {
 		return nil
 	}
+	// Resumed first, then placed (they took back their room first), then
+	// preempted, as the cycle decided them.
+	for _, id := range e.Cycle.Resumed {
+		if j := k.State.Job(id); j.State == state.Run {
+			l.dispatch.Resume(id, j.Attempt, j.Hosts[0].Host)
+		}
+	}
 	for _, p := range e.Cycle.Started {
 		l.dispatch.Start(p, &k.State.Job(p.Job).Submit)
+	}
+	for _, p := range e.Cycle.Preempted {
+		j := k.State.Job(p.Job)
+		switch {
+		case p.Action == event.PreemptSuspend && j.State == state.Susp:
+			l.dispatch.Suspend(p.Job, p.Attempt, j.Hosts[0].Host)
+		case p.Action == event.PreemptRequeue && j.Requeuing:
+			l.dispatch.Kill(p.Job, p.Attempt, j.Hosts[0].Host)
+		}
 	}
 	return nil
 }

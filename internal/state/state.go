@@ -31,6 +31,7 @@ const (
 	Run  JobState = "RUN"  // placed by a cycle (its agent starts it)
 	Done JobState = "DONE" // its command exited with 0
 	Exit JobState = "EXIT" // it exited non-zero, was signalled or killed, or its host was lost
+	Susp JobState = "SUSP" // suspended by preemption where it runs (docs/preemption.md)
 )
 
 // Job is one job: the request as submitted and what happened to it. Times
@@ -50,6 +51,15 @@ type Job struct {
 	Reason   string             `json:"reason,omitempty"`
 	Detail   string             `json:"detail,omitempty"`
 	Reserved *event.Reservation `json:"reserved,omitempty"`
+	// Held is what a suspended job keeps of Hosts (its mem), and
+	// SuspendTime when it was suspended; Suspended sums, in nanoseconds,
+	// the times it was suspended before. Requeuing: preemption requeued
+	// the job and its attempt is being killed; no cycle starts it before
+	// the attempt's finish (which leaves it pending) is in the log.
+	Held        []event.HostAlloc `json:"held,omitempty"`
+	SuspendTime int64             `json:"suspend_time,omitempty"`
+	Suspended   int64             `json:"suspended,omitempty"`
+	Requeuing   bool              `json:"requeuing,omitempty"`
 
 	SubmitTime int64 `json:"submit_time"`
 	StartTime  int64 `json:"start_time,omitempty"`
@@ -147,7 +157,13 @@ func (s *State) Apply(e event.Event) error {
 		f := e.Finished
 		j := s.Job(f.Job)
 		j.Events = append(j.Events, e.Index)
+		if j.Requeuing {
+			// The attempt preemption requeued is gone: the job may run.
+			j.Requeuing, j.Host, j.PID, j.Hosts, j.Shared, j.StartTime = false, "", 0, nil, nil, 0
+			return nil
+		}
 		j.ExitCode, j.Signal, j.EndReason = f.ExitCode, f.Signal, f.Reason
+		j.Held = nil
 		if f.Requeued {
 			j.State, j.Host, j.PID, j.Hosts, j.Shared = Pend, "", 0, nil, nil
 			j.StartTime = 0
@@ -165,6 +181,7 @@ func (s *State) Apply(e event.Event) error {
 		if j.State == Pend {
 			j.State, j.EndTime, j.EndReason, j.Reserved = Exit, e.At, "killed", nil
 			j.Reason, j.Detail = "", ""
+			j.Requeuing = false // its requeued run's finish, if it comes, is dropped
 		}
 	case event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened:
 		h := s.host(e.Host.Name)
@@ -187,6 +204,13 @@ func (s *State) Apply(e event.Event) error {
 func (s *State) applyCycle(e event.Event) {
 	c := e.Cycle
 	s.Cycles = c.Number
+	for _, id := range c.Resumed {
+		j := s.Job(id)
+		j.State, j.Held, j.Reason, j.Detail = Run, nil, "", ""
+		j.Suspended += e.At - j.SuspendTime
+		j.SuspendTime = 0
+		j.Events = append(j.Events, e.Index)
+	}
 	for _, p := range c.Started {
 		j := s.Job(p.Job)
 		j.State, j.Attempt, j.Hosts, j.Shared = Run, p.Attempt, p.Hosts, p.Shared
@@ -201,6 +225,16 @@ func (s *State) applyCycle(e event.Event) {
 	for i := range c.Reserved {
 		r := c.Reserved[i]
 		s.Job(r.Job).Reserved = &r
+	}
+	for _, p := range c.Preempted {
+		j := s.Job(p.Job)
+		j.Events = append(j.Events, e.Index)
+		if p.Action == event.PreemptSuspend {
+			j.State, j.Held, j.SuspendTime, j.Reason = Susp, p.Held, e.At, "Preempted"
+			continue
+		}
+		j.State, j.Requeuing, j.Reason, j.Detail, j.Reserved = Pend, true, "Requeued", "", nil
+		j.Held, j.Suspended, j.SuspendTime = nil, 0, 0
 	}
 }
 
@@ -261,7 +295,7 @@ func (s *State) Check(e event.Event) error {
 		}
 	case event.JobFinished:
 		f := e.Finished
-		if j := s.Job(f.Job); j == nil || j.State != Run || f.Attempt != j.Attempt {
+		if j := s.Job(f.Job); j == nil || !(j.State == Run || j.State == Susp || j.Requeuing) || f.Attempt != j.Attempt {
 			return bad("job %d attempt %d is not running", f.Job, f.Attempt)
 		}
 	case event.JobKilled:
@@ -281,10 +315,16 @@ func (s *State) checkCycle(c *event.Cycle, bad func(string, ...any) error) error
 		return bad("cycle %d, the next is %d", c.Number, s.Cycles+1)
 	}
 	seen := map[event.JobID]bool{}
+	for _, id := range c.Resumed {
+		if j := s.Job(id); j == nil || j.State != Susp || seen[id] {
+			return bad("job %d resumed, but it is not suspended", id)
+		}
+		seen[id] = true
+	}
 	for _, p := range c.Started {
 		j := s.Job(p.Job)
 		switch {
-		case j == nil || j.State != Pend || seen[p.Job]:
+		case j == nil || j.State != Pend || j.Requeuing || seen[p.Job]:
 			return bad("job %d started, but it is not pending", p.Job)
 		case p.Attempt != j.Attempt+1:
 			return bad("job %d: attempt %d, the next is %d", p.Job, p.Attempt, j.Attempt+1)
@@ -307,6 +347,19 @@ func (s *State) checkCycle(c *event.Cycle, bad func(string, ...any) error) error
 		if j := s.Job(r.Job); j == nil || j.State != Pend || seen[r.Job] {
 			return bad("job %d reserved, but it is not pending", r.Job)
 		}
+	}
+	preempted := map[event.JobID]bool{}
+	for _, p := range c.Preempted {
+		j := s.Job(p.Job)
+		// Running, or resumed by this cycle (then preempted again).
+		running := j != nil && (j.State == Run || j.State == Susp && slices.Contains(c.Resumed, p.Job))
+		switch {
+		case !running || preempted[p.Job] || p.Attempt != j.Attempt:
+			return bad("job %d attempt %d preempted, but it is not running", p.Job, p.Attempt)
+		case p.Action != event.PreemptSuspend && p.Action != event.PreemptRequeue:
+			return bad("job %d: preemption action %q", p.Job, p.Action)
+		}
+		preempted[p.Job] = true
 	}
 	return nil
 }
