@@ -425,7 +425,7 @@ $XCE_SERVER, else the dev server.`,
 			reqs := make([]api.JobRequest, len(s.Jobs))
 			for i, r := range s.Jobs {
 				e := r.Submit()
-				reqs[i] = api.JobRequest{Name: e.Name, Array: e.Array, Depend: e.Depend, Exclusive: e.Exclusive, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
+				reqs[i] = api.JobRequest{Name: e.Name, Array: e.Array, Depend: e.Depend, Exclusive: e.Exclusive, GPU: e.GPU, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
 					ResReq: e.ResReq, Estimate: e.Estimate, Command: e.Command, Script: e.Script, Cwd: cwd, Env: env,
 					Stdout: e.Stdout, Stderr: e.Stderr, Rerunnable: e.Rerunnable}
 			}
