@@ -357,9 +357,11 @@ type JobInfo struct {
 	TasksMin   int              `json:"tasks_min"`
 	TasksMax   int              `json:"tasks_max"`
 	ResReq     string           `json:"resreq"`
-	Command    []string         `json:"command"`
-	Stdout     string           `json:"stdout"`
-	PID        int              `json:"pid"`
+	// GPU is the job's -gpu as submitted, "" for none.
+	GPU     string   `json:"gpu,omitempty"`
+	Command []string `json:"command"`
+	Stdout  string   `json:"stdout"`
+	PID     int      `json:"pid"`
 	// HostReasons: for a pending job, why each host could not take it in
 	// the last cycle that tried, with how many hosts (most first).
 	HostReasons []live.HostReason `json:"host_reasons,omitempty"`
@@ -412,7 +414,7 @@ func info(j *state.Job) JobInfo {
 	return JobInfo{ID: id, ArrayIndex: index, Job: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts, GPUs: gpus,
 		Reason: j.Reason, Detail: j.Detail, ExitCode: j.ExitCode, Signal: j.Signal, EndReason: j.EndReason,
 		SubmitTime: sec(j.SubmitTime), StartTime: sec(j.StartTime), EndTime: sec(j.EndTime),
-		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
+		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, GPU: j.Submit.GPU, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
 }
 
 func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {

@@ -94,6 +94,11 @@ func TestRemoteAgentsGPUs(t *testing.T) {
 			t.Errorf("job %d saw CUDA_VISIBLE_DEVICES=%s, its allocation records %v on %s", ids[i], seen, got.GPUs[first], first)
 		}
 	}
+	var long bytes.Buffer
+	if err := writeJobsLong(&long, []api.JobInfo{r.jobs()[ids[2]]}); err != nil || !strings.Contains(long.String(), "  GPU requirement <num=1>\n") ||
+		!strings.Contains(long.String(), "  GPUs <h1:3 h2:0>\n") {
+		t.Errorf("jobs -l of job 3: %v\n%s", err, long.String())
+	}
 	if err := os.WriteFile(filepath.Join(r.dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
