@@ -253,3 +253,13 @@ func clip(s string) string {
 	}
 	return s[:i] + "..."
 }
+
+// Check returns Parse's error for s, or nil; "" (no GPU requirement) is
+// nil too.
+func Check(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := Parse(s)
+	return err
+}

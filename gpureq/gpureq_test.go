@@ -127,3 +127,9 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCheck(t *testing.T) {
+	if Check("") != nil || Check("num=2") != nil || Check("num=0") == nil {
+		t.Errorf("Check: %v %v %v", Check(""), Check("num=2"), Check("num=0"))
+	}
+}

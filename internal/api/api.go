@@ -238,10 +238,8 @@ func (j *JobRequest) check() *Error {
 			return bad(".depend", "%v", err)
 		}
 	}
-	if j.GPU != "" {
-		if _, err := gpureq.Parse(j.GPU); err != nil {
-			return bad(".gpu", "%v", err)
-		}
+	if err := gpureq.Check(j.GPU); err != nil {
+		return bad(".gpu", "%v", err)
 	}
 	for k, e := range j.Env {
 		if !strings.Contains(e, "=") {
@@ -399,19 +397,12 @@ type JobsReply struct {
 
 func info(j *state.Job) JobInfo {
 	hosts := map[string]int{}
-	var gpus map[string][]int
 	for _, h := range j.Hosts {
 		hosts[h.Host] += h.Slots
-		if len(h.GPUs) > 0 {
-			if gpus == nil {
-				gpus = map[string][]int{}
-			}
-			gpus[h.Host] = append(gpus[h.Host], h.GPUs...)
-		}
 	}
 	sec := func(ns int64) int64 { return ns / 1e9 }
 	id, index := displayID(j)
-	return JobInfo{ID: id, ArrayIndex: index, Job: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts, GPUs: gpus,
+	return JobInfo{ID: id, ArrayIndex: index, Job: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts, GPUs: gpusOf(j.Hosts),
 		Reason: j.Reason, Detail: j.Detail, ExitCode: j.ExitCode, Signal: j.Signal, EndReason: j.EndReason,
 		SubmitTime: sec(j.SubmitTime), StartTime: sec(j.StartTime), EndTime: sec(j.EndTime),
 		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, GPU: j.Submit.GPU, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
