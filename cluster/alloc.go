@@ -9,9 +9,8 @@ import (
 // of consumables (what its rusage reserves there), and the limit counters
 // charged for this part of the job.
 //
-// GPUs are the indices of the host's devices the job holds (0 …
-// gpureq.MaxDevices-1, ascending), one per device its ngpus_physical
-// amount counts; nil when it holds none. State.Reserve chooses them (the
+// GPUs are the host's devices the job holds, as many as its
+// ngpus_physical amount counts; none when it holds none. State.Reserve chooses them (the
 // lowest free) when they are not given, and records them here; given
 // ones (a running job restored from the event log) are kept
 // (docs/gpus.md). A state that does not track devices (a projection:
@@ -21,7 +20,7 @@ type HostAlloc struct {
 	Slots    int
 	Res      []ResAmount
 	Counters []CounterAmount
-	GPUs     []int
+	GPUs     Devices
 }
 
 // JobAlloc is a job's allocation: its hosts (distinct, in the order the
@@ -36,7 +35,7 @@ type JobAlloc struct {
 func (a *JobAlloc) Clone() *JobAlloc {
 	c := &JobAlloc{Hosts: make([]HostAlloc, len(a.Hosts)), Shared: slices.Clone(a.Shared)}
 	for i, h := range a.Hosts {
-		c.Hosts[i] = HostAlloc{Host: h.Host, Slots: h.Slots, Res: slices.Clone(h.Res), Counters: slices.Clone(h.Counters), GPUs: slices.Clone(h.GPUs)}
+		c.Hosts[i] = HostAlloc{Host: h.Host, Slots: h.Slots, Res: slices.Clone(h.Res), Counters: slices.Clone(h.Counters), GPUs: h.GPUs}
 	}
 	return c
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 
 	"github.com/xce-sched/xce/gpureq"
 )
@@ -24,6 +23,39 @@ import (
 // its free amounts are the least over a time window, which no single set
 // of devices realizes. An allocation planned there gets its devices when
 // it is placed on the live state.
+
+// Devices is a set of device indices of one host: bit i is device i, 0 …
+// gpureq.MaxDevices-1. A flat value, so an allocation's devices cost no
+// allocation.
+type Devices uint64
+
+// DevicesOf returns the set of the indices list holds, and false when one
+// is outside 0 … gpureq.MaxDevices-1 or given twice.
+func DevicesOf(list []int) (Devices, bool) {
+	var d Devices
+	for _, g := range list {
+		if g < 0 || g >= gpureq.MaxDevices || d&(1<<g) != 0 {
+			return 0, false
+		}
+		d |= 1 << g
+	}
+	return d, true
+}
+
+// Len returns the number of devices in d.
+func (d Devices) Len() int { return bits.OnesCount64(uint64(d)) }
+
+// List returns the indices in d, ascending; nil when d is empty.
+func (d Devices) List() []int {
+	var out []int
+	for m := uint64(d); m != 0; m &= m - 1 {
+		out = append(out, bits.TrailingZeros64(m))
+	}
+	return out
+}
+
+// String renders d as "[0 2 3]".
+func (d Devices) String() string { return fmt.Sprint(d.List()) }
 
 // gpuCount returns the number of devices a holds on its host: its amount
 // of ngpus_physical (0 when the cluster has no GPUs), and whether that
@@ -52,60 +84,43 @@ func (s *State) gpuTotal(h HostID) int {
 	return int(v)
 }
 
+// onHost reports whether every device of d exists on host h.
+func (s *State) onHost(h HostID, d Devices) bool {
+	total := s.gpuTotal(h)
+	return total >= gpureq.MaxDevices || uint64(d)>>total == 0
+}
+
 // takeDevices marks the devices a holds as held: a.GPUs when they are
-// given and all free, else the lowest free ones, recorded in a.GPUs (a
-// new slice: the old one may be shared).
+// given (as many as it counts, on the host, all free), else the lowest
+// free ones, which it records in a.GPUs.
 func (s *State) takeDevices(a *HostAlloc) {
 	n, _ := s.gpuCount(a)
 	if n <= 0 {
 		return
 	}
 	held := s.dev[a.Host]
-	if len(a.GPUs) == n {
-		if m, ok := s.deviceMask(a.Host, a.GPUs); ok && m&held == 0 {
-			s.dev[a.Host] = held | m
-			return
-		}
+	if a.GPUs.Len() == n && s.onHost(a.Host, a.GPUs) && a.GPUs&held == 0 {
+		s.dev[a.Host] = held | a.GPUs
+		return
 	}
 	total := s.gpuTotal(a.Host)
-	gpus := make([]int, 0, n)
-	for i := 0; i < total && len(gpus) < n; i++ {
+	var got Devices
+	for i := 0; i < total && got.Len() < n; i++ {
 		if held&(1<<i) == 0 {
-			gpus = append(gpus, i)
-			held |= 1 << i
+			got |= 1 << i
 		}
 	}
-	a.GPUs = gpus
-	s.dev[a.Host] = held
+	a.GPUs = got
+	s.dev[a.Host] = held | got
 }
 
 // giveDevices frees the devices a holds.
-func (s *State) giveDevices(a *HostAlloc) {
-	for _, g := range a.GPUs {
-		if g >= 0 && g < gpureq.MaxDevices {
-			s.dev[a.Host] &^= 1 << g
-		}
-	}
-}
-
-// deviceMask returns the bitmask of gpus on host h, and false when one is
-// out of the host's range or given twice.
-func (s *State) deviceMask(h HostID, gpus []int) (uint64, bool) {
-	total := s.gpuTotal(h)
-	var m uint64
-	for _, g := range gpus {
-		if g < 0 || g >= total || m&(1<<g) != 0 {
-			return 0, false
-		}
-		m |= 1 << g
-	}
-	return m, true
-}
+func (s *State) giveDevices(a *HostAlloc) { s.dev[a.Host] &^= a.GPUs }
 
 // devicesFit returns nil when a's devices can be taken on its host: its
 // ngpus_physical amount is a whole number and, when a names its devices,
-// they are as many, exist on the host, are distinct and are free. It is
-// the device part of TakeChecked's check.
+// they are as many, exist on the host and are free. It is the device part
+// of TakeChecked's check.
 func (s *State) devicesFit(a *HostAlloc) error {
 	if s.dev == nil {
 		return nil
@@ -115,17 +130,15 @@ func (s *State) devicesFit(a *HostAlloc) error {
 	switch {
 	case !whole:
 		return fmt.Errorf("host %s: %s is not a whole number of devices", name, gpureq.Resource)
-	case len(a.GPUs) == 0:
+	case a.GPUs == 0:
 		return nil // the count was checked; Reserve picks free ones
-	case len(a.GPUs) != n:
-		return fmt.Errorf("host %s: %d GPUs named for %d %s", name, len(a.GPUs), n, gpureq.Resource)
+	case a.GPUs.Len() != n:
+		return fmt.Errorf("host %s: %d GPUs named for %d %s", name, a.GPUs.Len(), n, gpureq.Resource)
+	case !s.onHost(a.Host, a.GPUs):
+		return fmt.Errorf("host %s: GPUs %v are not all among its %d", name, a.GPUs, s.gpuTotal(a.Host))
 	}
-	m, ok := s.deviceMask(a.Host, a.GPUs)
-	if !ok {
-		return fmt.Errorf("host %s: GPUs %v are not distinct devices of its %d", name, a.GPUs, s.gpuTotal(a.Host))
-	}
-	if busy := m & s.dev[a.Host]; busy != 0 {
-		return fmt.Errorf("host %s: GPU %d is held by another job", name, bits.TrailingZeros64(busy))
+	if busy := a.GPUs & s.dev[a.Host]; busy != 0 {
+		return fmt.Errorf("host %s: GPU %d is held by another job", name, bits.TrailingZeros64(uint64(busy)))
 	}
 	return nil
 }
@@ -136,9 +149,9 @@ func (s *State) devicesFit(a *HostAlloc) error {
 // cluster without GPUs.
 func (s *State) TracksGPUs() bool { return s.dev != nil }
 
-// HeldGPUs returns the devices of host h that are held, as a bitmask (bit
-// i: device i); 0 when s does not track devices.
-func (s *State) HeldGPUs(h HostID) uint64 {
+// HeldGPUs returns the devices of host h that are held; none when s does
+// not track devices.
+func (s *State) HeldGPUs(h HostID) Devices {
 	if s.dev == nil {
 		return 0
 	}
@@ -155,33 +168,16 @@ func (s *State) checkDevices() error {
 	r := s.c.gpuRes
 	for h := range s.c.Hosts {
 		held, total := s.dev[h], s.gpuTotal(HostID(h))
-		if total < gpureq.MaxDevices && held>>total != 0 {
-			return fmt.Errorf("host %s: GPUs %s held, of %d", s.c.Hosts[h].Name, maskList(held), total)
+		if !s.onHost(HostID(h), held) {
+			return fmt.Errorf("host %s: GPUs %v held, of %d", s.c.Hosts[h].Name, held, total)
 		}
 		used := float64(total) - s.Free(HostID(h), r)
 		if total == 0 {
 			used = 0
 		}
-		if n := bits.OnesCount64(held); math.Abs(float64(n)-used) > Epsilon {
-			return fmt.Errorf("host %s: GPUs %s held (%d), but %v %s in use", s.c.Hosts[h].Name, maskList(held), n, used, gpureq.Resource)
+		if n := held.Len(); math.Abs(float64(n)-used) > Epsilon {
+			return fmt.Errorf("host %s: GPUs %v held (%d), but %v %s in use", s.c.Hosts[h].Name, held, n, used, gpureq.Resource)
 		}
 	}
 	return nil
-}
-
-// maskList renders a device bitmask as "[0 2 3]".
-func maskList(m uint64) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := 0; m != 0; i++ {
-		if m&1 != 0 {
-			if b.Len() > 1 {
-				b.WriteByte(' ')
-			}
-			fmt.Fprint(&b, i)
-		}
-		m >>= 1
-	}
-	b.WriteByte(']')
-	return b.String()
 }

@@ -131,7 +131,27 @@ func gpuCluster(t *testing.T) *Cluster {
 }
 
 func gpuAlloc(h HostID, n float64, gpus ...int) *HostAlloc {
-	return &HostAlloc{Host: h, Slots: 1, Res: []ResAmount{{Res: 0, Amount: n}}, GPUs: gpus}
+	d, ok := DevicesOf(gpus)
+	if !ok {
+		panic(gpus)
+	}
+	return &HostAlloc{Host: h, Slots: 1, Res: []ResAmount{{Res: 0, Amount: n}}, GPUs: d}
+}
+
+// TestDevices: the set type of an allocation's devices.
+func TestDevices(t *testing.T) {
+	d, ok := DevicesOf([]int{3, 0, 63})
+	if !ok || d.Len() != 3 || !slices.Equal(d.List(), []int{0, 3, 63}) || d.String() != "[0 3 63]" {
+		t.Errorf("DevicesOf: %v %v", d, ok)
+	}
+	for _, bad := range [][]int{{-1}, {64}, {1, 1}} {
+		if _, ok := DevicesOf(bad); ok {
+			t.Errorf("DevicesOf(%v) accepted", bad)
+		}
+	}
+	if Devices(0).List() != nil {
+		t.Error("no device lists as nil")
+	}
 }
 
 // TestDeviceBinding works the device choices out by hand: the lowest free
@@ -147,7 +167,7 @@ func TestDeviceBinding(t *testing.T) {
 	b := gpuAlloc(0, 1) // then 2
 	s.Reserve(a)
 	s.Reserve(b)
-	if !slices.Equal(a.GPUs, []int{0, 1}) || !slices.Equal(b.GPUs, []int{2}) {
+	if !slices.Equal(a.GPUs.List(), []int{0, 1}) || !slices.Equal(b.GPUs.List(), []int{2}) {
 		t.Fatalf("a %v b %v, want [0 1] [2]", a.GPUs, b.GPUs)
 	}
 	s.Release(a) // frees 0 and 1, not 2
@@ -156,7 +176,7 @@ func TestDeviceBinding(t *testing.T) {
 	}
 	d := gpuAlloc(0, 3) // 0, 1 and 3: the lowest free
 	s.Reserve(d)
-	if !slices.Equal(d.GPUs, []int{0, 1, 3}) {
+	if !slices.Equal(d.GPUs.List(), []int{0, 1, 3}) {
 		t.Fatalf("d %v, want [0 1 3]", d.GPUs)
 	}
 	if err := s.CheckInvariants(); err != nil {
@@ -173,7 +193,7 @@ func TestDeviceBinding(t *testing.T) {
 		t.Fatalf("held on g2 %b, want 10", s.HeldGPUs(1))
 	}
 	// ... and refused when another job holds them, or they do not exist.
-	for _, bad := range []*HostAlloc{gpuAlloc(1, 1, 1), gpuAlloc(1, 1, 2), gpuAlloc(1, 2, 0), gpuAlloc(1, 2, 0, 0), gpuAlloc(1, 0.5)} {
+	for _, bad := range []*HostAlloc{gpuAlloc(1, 1, 1), gpuAlloc(1, 1, 2), gpuAlloc(1, 2, 0), gpuAlloc(1, 1, 0, 1), gpuAlloc(1, 0.5)} {
 		before := s.Clone()
 		if err := s.TakeChecked(&JobAlloc{Hosts: []HostAlloc{*bad}}, false); err == nil {
 			t.Errorf("TakeChecked(%+v) took it", bad)
@@ -214,7 +234,7 @@ func TestDeviceCopies(t *testing.T) {
 	}
 	p := gpuAlloc(0, 1)
 	d.Reserve(p)
-	if p.GPUs != nil || d.Free(0, 0) != 1 {
+	if p.GPUs != 0 || d.Free(0, 0) != 1 {
 		t.Fatalf("projection: GPUs %v, free %v", p.GPUs, d.Free(0, 0))
 	}
 	cl.CopyFrom(s)
@@ -247,7 +267,7 @@ func TestRunningGPUJobs(t *testing.T) {
 	for i := range c.Jobs {
 		a := c.RunningAlloc(&c.Jobs[i])
 		s.Take(a)
-		got = append(got, a.Hosts[0].GPUs)
+		got = append(got, a.Hosts[0].GPUs.List())
 	}
 	if !slices.EqualFunc(got, [][]int{{0}, {1, 2}}, slices.Equal) {
 		t.Errorf("running jobs hold %v, want [[0] [1 2]]", got)

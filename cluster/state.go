@@ -51,7 +51,7 @@ type State struct {
 	limits *clusterLimits
 	// dev is the device binding (devices.go): per host, the bitmask of
 	// its GPUs that are held; nil when s does not track devices.
-	dev []uint64
+	dev []Devices
 }
 
 // CounterID identifies a counter of State: one resource of one limit
@@ -93,7 +93,7 @@ func NewState(c *Cluster) *State {
 		s.sharedFree[i] = sh.Total
 	}
 	if c.gpuRes >= 0 {
-		s.dev = make([]uint64, len(c.Hosts))
+		s.dev = make([]Devices, len(c.Hosts))
 	}
 	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"testing"
 
@@ -73,7 +72,7 @@ func TestPropertyGPUs(t *testing.T) {
 			if err := bruteCheck(c, s, e.Now); err != nil {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
-			held := make([]uint64, len(c.Hosts))
+			held := make([]cluster.Devices, len(c.Hosts))
 			for _, j := range s.Jobs {
 				if j.State != framework.Running {
 					continue
@@ -87,16 +86,16 @@ func TestPropertyGPUs(t *testing.T) {
 						}
 					}
 					total := c.Hosts[h.Host].Capacity[gpuRes]
-					if len(h.GPUs) != int(count) {
+					if h.GPUs.Len() != int(count) {
 						t.Fatalf("t=%d job %d on %s: devices %v for %v ngpus_physical", e.Now, j.Spec.ID, c.Hosts[h.Host].Name, h.GPUs, count)
 					}
-					for _, g := range h.GPUs {
+					for _, g := range h.GPUs.List() {
 						if g < 0 || float64(g) >= total || held[h.Host]&(1<<g) != 0 {
 							t.Fatalf("t=%d job %d: device %d of %s (%v GPUs) out of range or held by another job (held %b)", e.Now, j.Spec.ID, g, c.Hosts[h.Host].Name, total, held[h.Host])
 						}
 						held[h.Host] |= 1 << g
 					}
-					devs = append(devs, h.GPUs)
+					devs = append(devs, h.GPUs.List())
 				}
 				if prev, ok := started[j.Spec.ID]; ok && !slices.EqualFunc(prev, devs, slices.Equal) {
 					t.Fatalf("t=%d job %d: devices %v, %v when it started", e.Now, j.Spec.ID, devs, prev)
@@ -105,7 +104,7 @@ func TestPropertyGPUs(t *testing.T) {
 			}
 			for h := range c.Hosts {
 				if got := s.State.HeldGPUs(cluster.HostID(h)); got != held[h] {
-					t.Fatalf("t=%d host %s: the state holds %b (%d), the running jobs %b", e.Now, c.Hosts[h].Name, got, bits.OnesCount64(got), held[h])
+					t.Fatalf("t=%d host %s: the state holds %v, the running jobs %v", e.Now, c.Hosts[h].Name, got, held[h])
 				}
 			}
 		}

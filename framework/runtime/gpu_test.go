@@ -20,7 +20,7 @@ func gpuState(c *cluster.Cluster, j *framework.Job) string {
 	fmt.Fprintf(&b, "RUN@%d", j.Start)
 	for _, h := range j.Alloc.Hosts {
 		fmt.Fprintf(&b, " %s*%d", c.Hosts[h.Host].Name, h.Slots)
-		if h.GPUs != nil {
+		if h.GPUs != 0 {
 			fmt.Fprintf(&b, "%v", h.GPUs)
 		}
 	}

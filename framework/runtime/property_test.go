@@ -291,7 +291,7 @@ func testCommitFaults(t *testing.T, whole bool, writes int) {
 			t.Fatalf("the job took %d writes, the test assumes %d", f.writes, writes)
 		}
 		for _, h := range job.Alloc.Hosts {
-			if !slices.Equal(h.GPUs, []int{0}) || st.HeldGPUs(h.Host) != 1 {
+			if !slices.Equal(h.GPUs.List(), []int{0}) || st.HeldGPUs(h.Host) != 1 {
 				t.Fatalf("host %d: devices %v, held %b", h.Host, h.GPUs, st.HeldGPUs(h.Host))
 			}
 		}

@@ -72,7 +72,7 @@ type hostGPUs struct {
 func gpuList(c *cluster.Cluster, a *cluster.JobAlloc) []hostGPUs {
 	devs := make([][]int, len(c.Hosts))
 	for _, h := range a.Hosts {
-		devs[h.Host] = append(devs[h.Host], h.GPUs...)
+		devs[h.Host] = append(devs[h.Host], h.GPUs.List()...)
 	}
 	var out []hostGPUs
 	for h, d := range devs {

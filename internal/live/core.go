@@ -177,7 +177,11 @@ func (k *Core) alloc(id event.JobID, hosts []event.HostAlloc, shared map[string]
 		if !ok {
 			return nil, fmt.Errorf("job %d runs on host %q, which the configuration no longer has", id, ha.Host)
 		}
-		x := cluster.HostAlloc{Host: h, Slots: ha.Slots, GPUs: slices.Clone(ha.GPUs)}
+		gpus, ok := cluster.DevicesOf(ha.GPUs)
+		if !ok {
+			return nil, fmt.Errorf("job %d: GPUs %v on host %s are not distinct device indices", id, ha.GPUs, ha.Host)
+		}
+		x := cluster.HostAlloc{Host: h, Slots: ha.Slots, GPUs: gpus}
 		for _, name := range slices.Sorted(maps.Keys(ha.Res)) {
 			r, ok := c.ResourceByName(name)
 			if !ok {
@@ -203,7 +207,7 @@ func (k *Core) placement(a *cluster.JobAlloc) ([]event.HostAlloc, map[string]flo
 	c := k.Cluster
 	hosts := make([]event.HostAlloc, 0, len(a.Hosts))
 	for _, h := range a.Hosts {
-		x := event.HostAlloc{Host: c.Hosts[h.Host].Name, Slots: h.Slots, GPUs: slices.Clone(h.GPUs)}
+		x := event.HostAlloc{Host: c.Hosts[h.Host].Name, Slots: h.Slots, GPUs: h.GPUs.List()}
 		for _, r := range h.Res {
 			if x.Res == nil {
 				x.Res = map[string]float64{}
