@@ -25,6 +25,9 @@ import (
 //     bruteCheck);
 //   - no array ever runs more elements than its cap;
 //   - no exclusive job shares a host with another job;
+//   - no GPU device is held by two jobs, and every running job holds as
+//     many devices on each host as its ngpus_physical counts (deviceCheck;
+//     some hosts have GPUs, some jobs ask for them with -gpu);
 //   - no job starts unless its dependency holds on the jobs' states before
 //     its cycle (an oracle of this test's own records: a job ended by t
 //     when its end is at most t, started before t when its start is),
@@ -39,7 +42,8 @@ func TestPropertyGates(t *testing.T) {
 		for i := range rapid.IntRange(1, 3).Draw(t, "hosts") {
 			n := rapid.IntRange(1, 4).Draw(t, "slots")
 			total += n
-			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem"))})
+			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem")),
+				GPUs: rapid.IntRange(0, 3).Draw(t, "gpus")})
 		}
 		shapes := []string{"", "", "rusage[mem=1]", "span[hosts=1]"}
 		conds := []string{"done(%s)", "exit(%s)", "exit(%s, >0)", "exit(%s, 2)", "ended(%s)", "started(%s)", "%s"}
@@ -50,6 +54,9 @@ func TestPropertyGates(t *testing.T) {
 				ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: rt + int64(rapid.IntRange(0, 5).Draw(t, "over")),
 				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name"),
 				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0}
+			if rapid.IntRange(0, 2).Draw(t, "gpu") == 0 {
+				base.GPU = fmt.Sprintf("num=%d", rapid.IntRange(1, 2).Draw(t, "num"))
+			}
 			if id > 1 && rapid.Bool().Draw(t, "depends") {
 				var terms []string
 				for range rapid.IntRange(1, 3).Draw(t, "terms") {
@@ -145,6 +152,9 @@ func TestPropertyGates(t *testing.T) {
 				t.Fatalf("t=%d: %v", e.Now, err)
 			}
 			if err := bruteCheck(c, s, e.Now); err != nil {
+				t.Fatalf("after the cycle at %d: %v", e.Now, err)
+			}
+			if err := deviceCheck(c, s); err != nil {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
 			running := map[cluster.JobID]int{}

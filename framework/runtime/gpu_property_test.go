@@ -59,12 +59,11 @@ func TestPropertyGPUs(t *testing.T) {
 			spec.Jobs = append(spec.Jobs, j)
 		}
 		c := ct.Build(spec)
-		gpuRes, _ := c.GPUResource()
 		s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		started := map[cluster.JobID][][]int{} // each running job's devices per host, as it started
+		started := map[cluster.JobID][]cluster.Devices{} // each running job's devices per host, as it started
 		observe := func(e *sim.Event) {
 			if err := s.State.CheckInvariants(); err != nil {
 				t.Fatalf("t=%d: %v", e.Now, err)
@@ -72,40 +71,21 @@ func TestPropertyGPUs(t *testing.T) {
 			if err := bruteCheck(c, s, e.Now); err != nil {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
-			held := make([]cluster.Devices, len(c.Hosts))
+			if err := deviceCheck(c, s); err != nil {
+				t.Fatalf("after the cycle at %d: %v", e.Now, err)
+			}
 			for _, j := range s.Jobs {
 				if j.State != framework.Running {
 					continue
 				}
-				var devs [][]int
+				var devs []cluster.Devices
 				for _, h := range j.Alloc.Hosts {
-					count := 0.0
-					for _, r := range h.Res {
-						if r.Res == gpuRes {
-							count += r.Amount
-						}
-					}
-					total := c.Hosts[h.Host].Capacity[gpuRes]
-					if h.GPUs.Len() != int(count) {
-						t.Fatalf("t=%d job %d on %s: devices %v for %v ngpus_physical", e.Now, j.Spec.ID, c.Hosts[h.Host].Name, h.GPUs, count)
-					}
-					for _, g := range h.GPUs.List() {
-						if g < 0 || float64(g) >= total || held[h.Host]&(1<<g) != 0 {
-							t.Fatalf("t=%d job %d: device %d of %s (%v GPUs) out of range or held by another job (held %b)", e.Now, j.Spec.ID, g, c.Hosts[h.Host].Name, total, held[h.Host])
-						}
-						held[h.Host] |= 1 << g
-					}
-					devs = append(devs, h.GPUs.List())
+					devs = append(devs, h.GPUs)
 				}
-				if prev, ok := started[j.Spec.ID]; ok && !slices.EqualFunc(prev, devs, slices.Equal) {
+				if prev, ok := started[j.Spec.ID]; ok && !slices.Equal(prev, devs) {
 					t.Fatalf("t=%d job %d: devices %v, %v when it started", e.Now, j.Spec.ID, devs, prev)
 				}
 				started[j.Spec.ID] = devs
-			}
-			for h := range c.Hosts {
-				if got := s.State.HeldGPUs(cluster.HostID(h)); got != held[h] {
-					t.Fatalf("t=%d host %s: the state holds %v, the running jobs %v", e.Now, c.Hosts[h].Name, got, held[h])
-				}
 			}
 		}
 		if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: observe}); err != nil {
@@ -117,4 +97,48 @@ func TestPropertyGPUs(t *testing.T) {
 			}
 		}
 	})
+}
+
+// deviceCheck returns an error when a running job does not hold, on one of
+// its hosts, exactly as many devices of that host as its ngpus_physical
+// counts there, when a device is held by two running jobs, or when the
+// state's held devices are not exactly the running jobs'.
+func deviceCheck(c *cluster.Cluster, s *runtime.Scheduler) error {
+	gpuRes, ok := c.GPUResource()
+	if !ok {
+		return nil
+	}
+	held := make([]cluster.Devices, len(c.Hosts))
+	for _, j := range s.Jobs {
+		if j.State != framework.Running {
+			continue
+		}
+		for _, h := range j.Alloc.Hosts {
+			count := 0.0
+			for _, r := range h.Res {
+				if r.Res == gpuRes {
+					count += r.Amount
+				}
+			}
+			name, total := c.Hosts[h.Host].Name, c.Hosts[h.Host].Capacity[gpuRes]
+			switch {
+			case h.GPUs.Len() != int(count):
+				return fmt.Errorf("job %d on %s: devices %v for %v ngpus_physical", j.Spec.ID, name, h.GPUs, count)
+			case h.GPUs&held[h.Host] != 0:
+				return fmt.Errorf("job %d on %s: devices %v, of which another job holds some (%v)", j.Spec.ID, name, h.GPUs, held[h.Host])
+			}
+			for _, g := range h.GPUs.List() {
+				if float64(g) >= total {
+					return fmt.Errorf("job %d: device %d of %s, which has %v", j.Spec.ID, g, name, total)
+				}
+			}
+			held[h.Host] |= h.GPUs
+		}
+	}
+	for h := range c.Hosts {
+		if got := s.State.HeldGPUs(cluster.HostID(h)); got != held[h] {
+			return fmt.Errorf("host %s: the state holds %v, the running jobs %v", c.Hosts[h].Name, got, held[h])
+		}
+	}
+	return nil
 }
