@@ -10,11 +10,11 @@ import (
 // charged for this part of the job.
 //
 // GPUs are the host's devices the job holds, as many as its
-// ngpus_physical amount counts; none when it holds none. State.Reserve chooses them (the
-// lowest free) when they are not given, and records them here; given
-// ones (a running job restored from the event log) are kept
-// (docs/gpus.md). A state that does not track devices (a projection:
-// State.Derive) leaves them as they are.
+// ngpus_physical amount counts; none when it holds none. State.Reserve
+// chooses them (the lowest free) when they are not given, and records
+// them here; given ones (a running job restored from the event log) are
+// kept (docs/gpus.md). A state that does not track devices (a
+// projection: State.Derive) leaves them as they are.
 type HostAlloc struct {
 	Host     HostID
 	Slots    int
