@@ -146,7 +146,7 @@ func (s *State) hostFits(h *HostAlloc, limits bool) error {
 	}
 	for _, c := range h.Counters {
 		if free := s.CounterFree(c.Counter); c.Amount > 0 && !Within(c.Amount, free) {
-			return fmt.Errorf("limit %s: %v requested, %v free", s.c.Limits[s.Counter(c.Counter).Limit].Name, c.Amount, free)
+			return fmt.Errorf("%s: %v requested, %v free", s.counterName(c.Counter), c.Amount, free)
 		}
 	}
 	return nil
@@ -212,4 +212,14 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 		a.Hosts = append(a.Hosts, ha)
 	}
 	return a
+}
+
+// counterName names counter id for an error: its limit, or, for a
+// plugin's own counter (no limit), its reason code.
+func (s *State) counterName(id CounterID) string {
+	c := s.Counter(id)
+	if c.Limit >= 0 && int(c.Limit) < len(s.c.Limits) {
+		return "limit " + s.c.Limits[c.Limit].Name
+	}
+	return fmt.Sprintf("counter %d (reason %d)", id, c.Reason)
 }

@@ -105,6 +105,12 @@ type Queue struct {
 	// Exclusive: the queue takes exclusive jobs (LSF's EXCLUSIVE=Y in
 	// lsb.queues; bsub -x is refused elsewhere).
 	Exclusive bool
+	// Preemptive lists the queues whose running jobs this queue's pending
+	// jobs may preempt (LSF's PREEMPTION = PREEMPTIVE[...]), each of lower
+	// priority; nil: none. PreemptAction is what preemption does to this
+	// queue's jobs (docs/preemption.md).
+	Preemptive    []QueueID
+	PreemptAction PreemptAction
 	// DefaultRunLimit is the runtime estimate, in seconds, of a job
 	// submitted to the queue without one (LSF's DEFAULT_RUNLIMIT in
 	// lsb.queues, which counts minutes); 0: none (such a job's end is

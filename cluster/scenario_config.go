@@ -257,7 +257,9 @@ func (l *loader) loadQueues(top *fieldSet) error {
 	if len(items) == 0 {
 		return l.errAt(seq, "queues", "must not be empty (leave the section out for the default queue)")
 	}
-	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life", "default_runlimit", "exclusive"}
+	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life", "default_runlimit", "exclusive",
+		"preemptive", "preempt_action"}
+	var preempt []preemptiveItem
 	for i, it := range items {
 		fs, name, err := namedItem(l, it, "queues", "queue", i, fields, l.queueIDs)
 		if err != nil {
@@ -301,9 +303,10 @@ func (l *loader) loadQueues(top *fieldSet) error {
 		if err := l.loadFairshare(fs, &q); err != nil {
 			return err
 		}
+		preempt = append(preempt, preemptiveItem{QueueID(len(c.Queues)), fs})
 		c.Queues = append(c.Queues, q)
 	}
-	return nil
+	return l.loadPreemption(preempt)
 }
 
 // loadFairshare reads a queue's shares and half_life, which only a

@@ -276,7 +276,7 @@ func (s *State) CheckInvariants() error {
 	}
 	for i, c := range s.counters {
 		if c.Used < -Epsilon {
-			return fmt.Errorf("limit %s: counter %d used %v", s.c.Limits[c.Limit].Name, i, c.Used)
+			return fmt.Errorf("%s: used %v", s.counterName(CounterID(i)), c.Used)
 		}
 	}
 	return s.checkDevices()

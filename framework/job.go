@@ -13,15 +13,21 @@ const (
 	Running
 	// Done: finished; its allocation was released.
 	Done
+	// Suspended: stopped by preemption where it ran; Alloc still names
+	// its hosts, of which it holds only Held until it resumes.
+	Suspended
 )
 
-// String returns "PEND", "RUN" or "DONE", as LSF's bjobs prints them.
+// String returns "PEND", "RUN", "DONE" or "SUSP", as LSF's bjobs prints
+// them (LSF writes SSUSP for a job the system suspended).
 func (s JobState) String() string {
 	switch s {
 	case Running:
 		return "RUN"
 	case Done:
 		return "DONE"
+	case Suspended:
+		return "SUSP"
 	}
 	return "PEND"
 }
@@ -61,6 +67,17 @@ type Job struct {
 	// started (then Failed too).
 	ExitCode          int
 	Failed, Cancelled bool
+	// Held is what a Suspended job still holds of Alloc (its memory), nil
+	// otherwise. SuspendedAt is when it was last suspended, and
+	// SuspendedFor the seconds it spent suspended before that, which
+	// push its end back: it runs for its runtime in all.
+	Held                      *cluster.JobAlloc
+	SuspendedAt, SuspendedFor int64
+	// Preemptions counts the times the job was suspended or requeued by
+	// preemption; Requeues the times it was put back to pending after it
+	// started (by preemption, or when its host was lost). A requeued job
+	// already met its dependency: it does not wait for it again.
+	Preemptions, Requeues int
 }
 
 // Lookup finds the scheduler's jobs (a gate that depends on other jobs,

@@ -46,6 +46,12 @@ const (
 	// satisfied (a job it waits for ended the other way); as in LSF, it
 	// stays pending until killed (Note: the condition).
 	DependencyNeverSatisfied
+	// Preempted: the job was suspended by preemption (its state is
+	// Suspended) and waits to resume where it ran.
+	Preempted
+	// Requeued: the job was killed by preemption and put back to pending,
+	// in the cycle that preempted it.
+	Requeued
 
 	// Host reasons (counted per host; never a main reason).
 
@@ -87,6 +93,8 @@ var reasonInfo = [numReasons]struct{ code, text string }{
 	Dependency:               {"Dependency", "the dependency condition %s is not satisfied"},
 	ExclusiveHost:            {"ExclusiveHost", "the matching hosts run an exclusive job, or other jobs while this one is exclusive"},
 	DependencyNeverSatisfied: {"DependencyNeverSatisfied", "the dependency condition %s can never be satisfied"},
+	Preempted:                {"Preempted", "suspended by a job of a higher-priority queue; resumes when its hosts have room again"},
+	Requeued:                 {"Requeued", "killed by a job of a higher-priority queue and requeued"},
 	HostClosed:               {"HostClosed", "closed"},
 	HostUnavail:              {"HostUnavail", "unavailable"},
 	HostSelect:               {"HostSelect", "select[] not satisfied"},

@@ -98,6 +98,9 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 					ends.add(j, now)
 				}
 			}
+			for _, j := range s.Resumed() {
+				ends.add(j, j.Start) // pushed back by the time it was suspended
+			}
 			if opts.Observe != nil {
 				ev.Now, ev.Considered = now, considered
 				opts.Observe(&ev)
@@ -109,6 +112,9 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 		if !opts.PerEvent {
 			for ends.Len() > 0 && ends.q[0].at <= now {
 				e := heap.Pop(&ends).(end)
+				if e.stale() {
+					continue
+				}
 				s.Finish(e.job, e.at)
 				ev.Ended = append(ev.Ended, e.job)
 			}
@@ -129,6 +135,9 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 		}
 		for ends.Len() > 0 && ends.q[0].at <= now {
 			e := heap.Pop(&ends).(end)
+			if e.stale() {
+				continue
+			}
 			s.Finish(e.job, e.at)
 			ev.Ended = append(ev.Ended, e.job)
 			if err := cycle(-1); err != nil {
@@ -145,12 +154,16 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 	}
 }
 
-// nextEvent returns the earliest submit or end time after last.
+// nextEvent returns the earliest submit or end time after last, dropping
+// the stale ends before it.
 func nextEvent(submits []int64, ends *endQueue, last int64) (int64, bool) {
 	i, _ := slices.BinarySearch(submits, last+1)
 	t, ok := int64(0), false
 	if i < len(submits) {
 		t, ok = submits[i], true
+	}
+	for ends.Len() > 0 && ends.q[0].stale() {
+		heap.Pop(ends) // no event: a run that preemption cut short
 	}
 	if ends.Len() > 0 && (!ok || ends.q[0].at < t) {
 		t, ok = ends.q[0].at, true
@@ -161,7 +174,13 @@ func nextEvent(submits []int64, ends *endQueue, last int64) (int64, bool) {
 type end struct {
 	at  int64
 	job *framework.Job
+	// run is the job's Preemptions when its end was scheduled: a job
+	// suspended or requeued since ends at another time, scheduled anew.
+	run int
 }
+
+// stale reports whether e is the end of a run that preemption cut short.
+func (e end) stale() bool { return e.job.State != framework.Running || e.job.Preemptions != e.run }
 
 // endQueue is a min-heap of job ends by time, then job ID.
 type endQueue struct {
@@ -169,10 +188,11 @@ type endQueue struct {
 	zero bool // Runtime 0 ends at once (else never)
 }
 
-// add schedules the end of job j, started at start, if it has one.
+// add schedules the end of job j, started at start, if it has one: after
+// its runtime, pushed back by the time it spent suspended.
 func (q *endQueue) add(j *framework.Job, start int64) {
 	if j.Spec.Runtime > 0 || q.zero {
-		heap.Push(q, end{start + max(j.Spec.Runtime, 0), j})
+		heap.Push(q, end{start + j.SuspendedFor + max(j.Spec.Runtime, 0), j, j.Preemptions})
 	}
 }
 

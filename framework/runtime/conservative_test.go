@@ -66,9 +66,13 @@ func bruteCheck(c *cluster.Cluster, s *runtime.Scheduler, now int64) error {
 	for _, j := range s.Jobs {
 		switch {
 		case j.State == framework.Running:
-			end := max(j.Start+j.Spec.Estimate, now+1)
+			end := max(j.Start+j.SuspendedFor+j.Spec.Estimate, now+1)
 			spans = append(spans, span{now, end, j.Alloc})
 			horizon = max(horizon, end)
+		case j.State == framework.Suspended && j.Held != nil:
+			// What it keeps, until it resumes: at least until the
+			// horizon.
+			spans = append(spans, span{now, math.MaxInt64, j.Held})
 		case j.State == framework.Pending && j.Reserved != nil:
 			spans = append(spans, span{j.Reserved.Start, j.Reserved.End, j.Reserved.Alloc})
 			horizon = max(horizon, j.Reserved.End)

@@ -46,6 +46,18 @@ type dispatcher struct {
 	// its reservation, or its reservation moved earlier: the window it
 	// held is free for the jobs re-planned before it in this cycle.
 	vacated bool
+
+	// Preemption scratch (preempt.go): cands are the candidates of queue
+	// candsFor-1 in this cycle (candsFor 0: none yet).
+	victims   []victim
+	keepOrder []int
+	onHost    []bool
+	order     []cluster.HostID
+	cands     []*framework.Job
+	candsFor  cluster.QueueID
+	hostCands [][]int32 // per host: the positions in cands of its candidates
+	given     []uint32  // per candidate: the attempt (epoch) that gave it back
+	epoch     uint32    // the preemption attempt, per queue and cycle
 }
 
 var _ framework.Dispatcher = (*dispatcher)(nil)
@@ -55,6 +67,7 @@ func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
 	clear(d.held)
 	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
+	d.candsFor = 0
 }
 
 // Now implements framework.Dispatcher.

@@ -17,33 +17,37 @@ import (
 	"github.com/xce-sched/xce/sim"
 )
 
-// TestPropertyGates (issue 14): over random traces mixing job arrays with
-// caps, dependencies on earlier jobs (by ID, array, element and name, with
-// every condition and operator), exit codes, exclusive jobs, and every
-// policy, over many cycles:
-//   - no slot or memory is ever over-committed (State.CheckInvariants,
-//     bruteCheck);
+// TestPropertyAllFeatures (issue 14): over random traces mixing job
+// arrays with caps, dependencies on earlier jobs (by ID, array, element
+// and name, with every condition and operator), exit codes, exclusive
+// jobs, a preemptive queue over the other (suspend or requeue), mem
+// reserved per task, host or job, and every policy, over many cycles:
+//   - no slot or memory is ever over-committed, suspended jobs' memory
+//     included (State.CheckInvariants, bruteCheck, and a count of what
+//     the running and suspended jobs hold);
 //   - no array ever runs more elements than its cap;
 //   - no exclusive job shares a host with another job;
-//   - no GPU device is held by two jobs, and every running job holds as
-//     many devices on each host as its ngpus_physical counts (deviceCheck;
-//     some hosts have GPUs, some jobs ask for them with -gpu);
 //   - no job starts unless its dependency holds on the jobs' states before
 //     its cycle (an oracle of this test's own records: a job ended by t
 //     when its end is at most t, started before t when its start is),
 //     evaluated by depend.Eval;
 //   - at the end, every job ran, or pends with a dependency that is not
 //     satisfied by then (by the oracle), or with BadRequest.
-func TestPropertyGates(t *testing.T) {
+func TestPropertyAllFeatures(t *testing.T) {
 	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
 		policies := []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative}
-		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: rapid.SampledFrom(policies).Draw(t, "policy"), Picker: "priority", Exclusive: true}}}
+		spec := ct.Spec{Queues: []cluster.Queue{
+			{Name: "normal", Policy: rapid.SampledFrom(policies).Draw(t, "policy"), Picker: "priority", Exclusive: true,
+				PreemptAction: rapid.SampledFrom([]cluster.PreemptAction{cluster.PreemptSuspend, cluster.PreemptRequeue}).Draw(t, "action")},
+			{Name: "high", Priority: 10, Policy: rapid.SampledFrom(policies).Draw(t, "high policy"), Picker: "priority", Exclusive: true,
+				Preemptive: []cluster.QueueID{0}},
+		}}
+		spec.MemMethod = rapid.SampledFrom([]cluster.ReserveMethod{cluster.PerTask, cluster.PerHost, cluster.PerJob}).Draw(t, "mem method")
 		total := 0
 		for i := range rapid.IntRange(1, 3).Draw(t, "hosts") {
 			n := rapid.IntRange(1, 4).Draw(t, "slots")
 			total += n
-			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem")),
-				GPUs: rapid.IntRange(0, 3).Draw(t, "gpus")})
+			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem"))})
 		}
 		shapes := []string{"", "", "rusage[mem=1]", "span[hosts=1]"}
 		conds := []string{"done(%s)", "exit(%s)", "exit(%s, >0)", "exit(%s, 2)", "ended(%s)", "started(%s)", "%s"}
@@ -53,10 +57,7 @@ func TestPropertyGates(t *testing.T) {
 			base := ct.Job{Submit: int64(rapid.IntRange(0, 30).Draw(t, "submit")), Min: rapid.IntRange(1, total).Draw(t, "tasks"),
 				ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: rt + int64(rapid.IntRange(0, 5).Draw(t, "over")),
 				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name"),
-				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0}
-			if rapid.IntRange(0, 2).Draw(t, "gpu") == 0 {
-				base.GPU = fmt.Sprintf("num=%d", rapid.IntRange(1, 2).Draw(t, "num"))
-			}
+				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0, Queue: rapid.SampledFrom([]string{"normal", "normal", "high"}).Draw(t, "queue")}
 			if id > 1 && rapid.Bool().Draw(t, "depends") {
 				var terms []string
 				for range rapid.IntRange(1, 3).Draw(t, "terms") {
@@ -148,13 +149,15 @@ func TestPropertyGates(t *testing.T) {
 			for _, j := range e.Ended {
 				end[j.Spec.ID] = j.End
 			}
+
 			if err := s.State.CheckInvariants(); err != nil {
 				t.Fatalf("t=%d: %v", e.Now, err)
 			}
 			if err := bruteCheck(c, s, e.Now); err != nil {
+				dumpJobs(t, s)
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
-			if err := deviceCheck(c, s); err != nil {
+			if err := heldCheck(c, s); err != nil {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
 			running := map[cluster.JobID]int{}
@@ -185,12 +188,22 @@ func TestPropertyGates(t *testing.T) {
 				if j.State != framework.Running || j.Start != e.Now {
 					continue
 				}
+				if j.Requeues > 0 {
+					start[j.Spec.ID] = e.Now
+					continue // requeued: it met its dependency when it first started
+				}
 				if d := j.Spec.Depend; d != nil {
 					if got := d.Eval(look(e.Now, j.Spec)); got != depend.Satisfied {
 						t.Fatalf("t=%d: job %d started though %s is %d", e.Now, j.Spec.ID, d, got)
 					}
 				}
 				start[j.Spec.ID] = e.Now
+			}
+			// Jobs this cycle requeued have not started, for the next.
+			for _, j := range s.Preempted() {
+				if j.State == framework.Pending {
+					delete(start, j.Spec.ID)
+				}
 			}
 		}
 		if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: observe}); err != nil {
@@ -206,4 +219,55 @@ func TestPropertyGates(t *testing.T) {
 			}
 		}
 	})
+}
+
+// heldCheck counts, from the jobs alone, what the running jobs hold and
+// what the suspended ones keep (their memory), and checks it against each
+// host's slots and mem.
+func heldCheck(c *cluster.Cluster, s *runtime.Scheduler) error {
+	slots := make([]int, len(c.Hosts))
+	mem := make([]float64, len(c.Hosts))
+	for _, j := range s.Jobs {
+		var a *cluster.JobAlloc
+		switch j.State {
+		case framework.Running:
+			a = j.Alloc
+		case framework.Suspended:
+			a = j.Held
+			if a == nil {
+				continue
+			}
+			for _, h := range a.Hosts {
+				if h.Slots != 0 {
+					return fmt.Errorf("suspended job %d keeps %d slots on host %d", j.Spec.ID, h.Slots, h.Host)
+				}
+			}
+		default:
+			continue
+		}
+		for _, h := range a.Hosts {
+			slots[h.Host] += h.Slots
+			for _, r := range h.Res {
+				mem[h.Host] += r.Amount
+			}
+		}
+	}
+	for h := range c.Hosts {
+		if slots[h] > c.Hosts[h].Slots || mem[h] > c.Hosts[h].Capacity[0]+1e-9 {
+			return fmt.Errorf("host %s: %d slots, %v mem held, of %d and %v", c.Hosts[h].Name, slots[h], mem[h], c.Hosts[h].Slots, c.Hosts[h].Capacity[0])
+		}
+	}
+	return nil
+}
+
+// dumpJobs logs every job's state, for a failure's diagnosis.
+func dumpJobs(t *rapid.T, s *runtime.Scheduler) {
+	for _, j := range s.Jobs {
+		var res any
+		if j.Reserved != nil {
+			res = *j.Reserved.Alloc
+		}
+		t.Logf("job %d queue %d %v submit %d start %d end %d est %d suspended %d alloc %v reserved %+v on %v cycle %d preemptions %d reason %v",
+			j.Spec.ID, j.Spec.Queue, j.State, j.Spec.Submit, j.Start, j.End, j.Spec.Estimate, j.SuspendedFor, j.Alloc, j.Reserved, res, j.Cycle, j.Preemptions, j.Reasons.Main)
+	}
 }

@@ -89,6 +89,7 @@ func (s *Scheduler) Requeue(job *framework.Job, now int64) {
 	s.Finish(job, now)
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.Reasons, job.Reserved, job.Unchanged = framework.PendReasons{}, nil, false
+	job.Requeues++
 	i, _ := slices.BinarySearchFunc(s.pending, job, func(a, b *framework.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
 	})

@@ -66,6 +66,18 @@ func (p *projection) ending(at int64, alloc *cluster.JobAlloc) {
 	}
 }
 
+// dropEnding removes the end of the running job that holds alloc (the same
+// pointer), if the projection has it: the job was preempted, and what it
+// gave back is free in the live state already.
+func (p *projection) dropEnding(alloc *cluster.JobAlloc) {
+	for i := range p.events {
+		if e := &p.events[i]; e.release && !e.res && e.alloc == alloc {
+			p.events = slices.Delete(p.events, i, i+1)
+			return
+		}
+	}
+}
+
 // reserve adds a reservation holding alloc over [start, end).
 func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
 	n := alloc.Slots()
@@ -254,7 +266,13 @@ func (p *projection) candidates(now int64, buf []int64) []int64 {
 // expectedEnd is a running job's start plus its estimate, or just after
 // now when it has run past its estimate.
 func expectedEnd(j *framework.Job, now int64) int64 {
-	return max(satAdd(j.Start, estimate(j)), now+1)
+	return max(runEnd(j), now+1)
+}
+
+// runEnd is when running job j is estimated to end: its start, plus the
+// time it spent suspended by preemption, plus its estimate.
+func runEnd(j *framework.Job) int64 {
+	return satAdd(satAdd(j.Start, j.SuspendedFor), estimate(j))
 }
 
 // never is the end time of a job with no runtime estimate.

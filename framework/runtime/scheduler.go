@@ -62,6 +62,11 @@ type Scheduler struct {
 	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
 
+	// suspended holds the jobs preemption suspended, in that order;
+	// preemptedJobs and resumedJobs what the last cycle preempted and
+	// resumed (preempt.go).
+	suspended, preemptedJobs, resumedJobs []*framework.Job
+
 	preparers []framework.Preparer      // the runner's, for charging restored jobs
 	compiled  map[reqKey]*framework.Job // a job per compiled request, shared by equal ones
 }
@@ -312,6 +317,12 @@ func (s *Scheduler) CycleAdmitting(ctx context.Context, now int64, n int) ([]*fr
 // cycle runs a cycle admitting at most admit new jobs (all when admit < 0).
 func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framework.Job, error) {
 	s.runner.BeginCycle()
+	// A job that stopped running since the last cycle (ended, requeued,
+	// suspended) leaves the running list before it can run again (started
+	// or resumed): no stale entry of it may stay.
+	s.compactRunning()
+	s.preemptedJobs = s.preemptedJobs[:0]
+	s.resume(now)
 	for ; s.next < len(s.future) && s.future[s.next].Spec.Submit <= now && admit != 0; admit-- {
 		s.pending = append(s.pending, s.future[s.next])
 		s.next++
@@ -366,6 +377,11 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 			}
 			if err := s.policies[q].Dispatch(d, seg); err != nil {
 				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+			}
+			if len(c.Queues[q].Preemptive) > 0 {
+				if err := d.preemptSegment(seg); err != nil {
+					return s.order[:hi], fmt.Errorf("queue %s: preemption: %w", c.Queues[q].Name, err)
+				}
 			}
 		}
 		for _, j := range seg {
@@ -523,7 +539,7 @@ func (s *Scheduler) holdReservations(d *dispatcher) {
 	d.verify = unguarded || overdue
 	if !d.verify {
 		for _, j := range s.Running() {
-			if satAdd(j.Start, estimate(j)) <= d.now {
+			if runEnd(j) <= d.now {
 				d.verify = true // an overrun
 				break
 			}
@@ -622,14 +638,21 @@ func (s *Scheduler) Finish(job *framework.Job, now int64) {
 // FinishWith is Finish with the job's outcome: its exit code, and whether
 // it failed (ended EXIT: a non-zero exit code, a signal, killed).
 func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, failed bool) {
-	if job.State != framework.Running {
+	switch job.State {
+	case framework.Suspended:
+		// Killed while suspended: it gives back what it kept.
+		s.State.Give(job.Held)
+		job.State, job.Held = framework.Done, nil
+		s.runner.BeginCycle()
+	case framework.Running:
+		s.runner.Release(job)
+		s.removeRunning()
+	default:
 		return
 	}
 	job.ExitCode, job.Failed = exitCode, failed
-	s.runner.Release(job)
-	s.removeRunning()
 	s.released = true
-	if end := satAdd(job.Start, estimate(job)); now > end || now < end-s.endSlack {
+	if end := runEnd(job); now > end || now < end-s.endSlack {
 		// Not where projections expected it: early (by more than the end
 		// slack), or after an overrun.
 		s.offPlan = true

@@ -106,6 +106,9 @@ func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report 
 		if j.State != framework.Pending {
 			jr.Hosts = hostList(c, j.Alloc)
 			jr.GPUs = gpuList(c, j.Alloc)
+			if j.State == framework.Suspended { // where it waits to resume, and why
+				jr.Reason, jr.Text = j.Reasons.Main.String(), j.Reasons.Main.Text("")
+			}
 		} else {
 			if j.Reserved != nil {
 				jr.Reserved = &reservedAt{Start: j.Reserved.Start, Hosts: hostList(c, j.Reserved.Alloc)}
@@ -169,6 +172,9 @@ func (r *report) writeJSON(w io.Writer) error {
 				if j.State == "DONE" {
 					fmt.Fprintf(&b, ", \"end\": %d", j.End)
 				}
+			}
+			if j.Reason != "" {
+				fmt.Fprintf(&b, ", \"reason\": %s, \"message\": %s", quoteJSON(j.Reason), quoteJSON(j.Text))
 			}
 		} else {
 			fmt.Fprintf(&b, ", \"reason\": %s", quoteJSON(j.Reason))
@@ -266,6 +272,10 @@ func (r *report) writeTable(w io.Writer) error {
 						parts[i] += " (gpus " + joinInts(g.Devices) + ")"
 					}
 				}
+			}
+			if j.Reason != "" {
+				fmt.Fprintf(tw, "%s (%s: %s)\n", strings.Join(parts, " "), j.Reason, j.Text)
+				continue
 			}
 			fmt.Fprintln(tw, strings.Join(parts, " "))
 			continue

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +38,8 @@ func (sr *scenarioRun) run(cmd *cobra.Command, path string) (s *runtime.Schedule
 	}
 	if !cmd.Flags().Changed("until") {
 		jobs, err = s.Cycle(cmd.Context(), cycleTime(c))
-		return s, jobs, false, err
+		// The running jobs it preempted follow, suspended or requeued.
+		return s, append(slices.Clone(jobs), s.Preempted()...), false, err
 	}
 	if sr.until < 0 {
 		return nil, nil, false, badInput(fmt.Errorf("--until must be >= 0, got %d", sr.until))

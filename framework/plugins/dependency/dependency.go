@@ -76,7 +76,8 @@ func (*Plugin) JobFinished(*framework.Job, int64) {}
 // is satisfied.
 func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 	e := job.Spec.Depend
-	if e == nil {
+	if e == nil || job.Requeues > 0 {
+		// A requeued job met its dependency when it first started.
 		return true, framework.PendReasons{}
 	}
 	p.self, p.last = job, 0
@@ -148,7 +149,8 @@ func (p *Plugin) status(j *framework.Job) depend.Job {
 // status is what depend needs of j.
 func status(j *framework.Job) depend.Job {
 	switch {
-	case j.State == framework.Running:
+	case j.State == framework.Running, j.State == framework.Suspended:
+		// A suspended job has started (LSF's started() holds for SSUSP).
 		return depend.Job{State: depend.Running, Started: true}
 	case j.State == framework.Done && j.Failed:
 		return depend.Job{State: depend.Exit, ExitCode: j.ExitCode, Started: !j.Cancelled}
