@@ -99,10 +99,11 @@ func TestPropertyGPUs(t *testing.T) {
 	})
 }
 
-// deviceCheck returns an error when a running job does not hold, on one of
-// its hosts, exactly as many devices of that host as its ngpus_physical
-// counts there, when a device is held by two running jobs, or when the
-// state's held devices are not exactly the running jobs'.
+// deviceCheck returns an error when a running job (or a suspended one, in
+// what it keeps) does not hold, on one of its hosts, exactly as many
+// devices of that host as its ngpus_physical counts there, when a device
+// is held by two jobs, or when the state's held devices are not exactly
+// the jobs'. A suspended job keeps its devices: the ones it ran on.
 func deviceCheck(c *cluster.Cluster, s *runtime.Scheduler) error {
 	gpuRes, ok := c.GPUResource()
 	if !ok {
@@ -110,10 +111,20 @@ func deviceCheck(c *cluster.Cluster, s *runtime.Scheduler) error {
 	}
 	held := make([]cluster.Devices, len(c.Hosts))
 	for _, j := range s.Jobs {
-		if j.State != framework.Running {
+		a := j.Alloc
+		switch {
+		case j.State == framework.Suspended && j.Held != nil:
+			a = j.Held
+			for _, h := range a.Hosts {
+				i := slices.IndexFunc(j.Alloc.Hosts, func(x cluster.HostAlloc) bool { return x.Host == h.Host })
+				if i < 0 || j.Alloc.Hosts[i].GPUs != h.GPUs {
+					return fmt.Errorf("suspended job %d keeps devices %v on host %d, not the ones it ran on", j.Spec.ID, h.GPUs, h.Host)
+				}
+			}
+		case j.State != framework.Running:
 			continue
 		}
-		for _, h := range j.Alloc.Hosts {
+		for _, h := range a.Hosts {
 			count := 0.0
 			for _, r := range h.Res {
 				if r.Res == gpuRes {

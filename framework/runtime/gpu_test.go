@@ -122,3 +122,80 @@ func TestGPUReservations(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUPreemption, worked by hand on host g (2 slots, 2 GPUs); queue
+// high preempts low. Job 1 (low, 1 slot, -gpu num=2) runs from 0 on
+// devices 0 and 1; at 10 job 2 (high, 2 slots, no GPU) and job 3 (high,
+// 1 slot, -gpu num=1) arrive.
+//   - suspend: job 1 keeps its GPUs (a stopped process keeps its device
+//     memory; LSF preempts GPUs by requeueing), so job 2 takes its slot
+//     and both slots, and job 3, which needs a GPU, finds none: it pends
+//     for ngpus_physical (preempting job 1 would not give it one). Job 1
+//     resumes when job 2 ends (20) on the same devices 0 and 1.
+//   - requeue: job 1 gives everything back, its devices included; job 2
+//     takes both slots; job 3 pends with the reason of the queue's pass,
+//     before the preemption (every device was job 1's then), and no
+//     device is held.
+func TestGPUPreemption(t *testing.T) {
+	jobs := []ct.Job{
+		{ID: 1, Queue: "low", GPU: "num=2", Running: map[string]int{"g": 1}, Runtime: 100, Estimate: 100},
+		{ID: 2, Queue: "high", Min: 2, Submit: 10, Runtime: 10, Estimate: 10},
+		{ID: 3, Queue: "high", GPU: "num=1", Submit: 10, Runtime: 10, Estimate: 10},
+	}
+	for _, tc := range []struct {
+		action cluster.PreemptAction
+		until  int64
+		want   []string
+	}{
+		{cluster.PreemptSuspend, 10, []string{"SUSP@0 g*1 Preempted", "RUN@10 g*2", "PEND NotEnoughResource"}},
+		{cluster.PreemptSuspend, 20, []string{"RUN@0 g*1[0 1]", "DONE@10-20", "PEND NotEnoughResource"}},
+		{cluster.PreemptRequeue, 10, []string{"PEND Requeued", "RUN@10 g*2", "PEND NotEnoughResource"}},
+	} {
+		t.Run(fmt.Sprintf("%v until %d", tc.action, tc.until), func(t *testing.T) {
+			spec := ct.Spec{Hosts: []ct.Host{{Name: "g", Slots: 2, Mem: -1, GPUs: 2}}, Jobs: jobs, Queues: preemptQueues(tc.action)}
+			c, s := runQueues(t, spec, tc.until)
+			for i, want := range tc.want {
+				got := jobState(c, s.Jobs[i])
+				if s.Jobs[i].State == framework.Running {
+					got = gpuState(c, s.Jobs[i])
+				}
+				if !strings.HasPrefix(got, want) {
+					t.Errorf("job %d: %s, want %s", i+1, got, want)
+				}
+			}
+			if j1 := s.Jobs[0]; tc.action == cluster.PreemptSuspend && (j1.Alloc.Hosts[0].GPUs != 0b11 || s.State.HeldGPUs(0) != 0b11) {
+				t.Errorf("job 1 holds %v, the host %v; want [0 1] throughout", j1.Alloc.Hosts[0].GPUs, s.State.HeldGPUs(0))
+			}
+			if tc.action == cluster.PreemptRequeue && s.State.HeldGPUs(0) != 0 {
+				t.Errorf("after the requeue the host holds %v", s.State.HeldGPUs(0))
+			}
+		})
+	}
+}
+
+// TestGPUPreemptionForGPUs: on host g (4 slots, 2 GPUs), job 1 (low, -gpu
+// num=2) runs on devices 0 and 1; at 10 job 2 (high, -gpu num=1) needs a
+// GPU. Requeue: job 1 is requeued and job 2 takes device 0. Suspend: a
+// suspended job would keep its devices, so preempting job 1 gives job 2
+// nothing: nothing is preempted and job 2 pends for ngpus_physical.
+func TestGPUPreemptionForGPUs(t *testing.T) {
+	jobs := []ct.Job{
+		{ID: 1, Queue: "low", GPU: "num=2", Running: map[string]int{"g": 1}, Runtime: 100, Estimate: 100},
+		{ID: 2, Queue: "high", GPU: "num=1", Submit: 10, Runtime: 10, Estimate: 10},
+	}
+	for _, tc := range []struct {
+		action cluster.PreemptAction
+		want   []string
+	}{
+		{cluster.PreemptRequeue, []string{"PEND Requeued", "RUN@10 g*1[0]"}},
+		{cluster.PreemptSuspend, []string{"RUN@0 g*1[0 1]", "PEND NotEnoughResource"}},
+	} {
+		spec := ct.Spec{Hosts: []ct.Host{{Name: "g", Slots: 4, Mem: -1, GPUs: 2}}, Jobs: jobs, Queues: preemptQueues(tc.action)}
+		c, s := runQueues(t, spec, 10)
+		for i, want := range tc.want {
+			if got := gpuState(c, s.Jobs[i]); got != want {
+				t.Errorf("%v: job %d: %s, want %s", tc.action, i+1, got, want)
+			}
+		}
+	}
+}
