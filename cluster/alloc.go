@@ -6,13 +6,21 @@ import (
 )
 
 // HostAlloc is what a job holds on one host: job slots, the total amounts
-// of consumables (per-slot rusage × slots), and the limit counters charged
-// for this part of the job.
+// of consumables (what its rusage reserves there), and the limit counters
+// charged for this part of the job.
+//
+// GPUs are the host's devices the job holds, as many as its
+// ngpus_physical amount counts; none when it holds none. State.Reserve
+// chooses them (the lowest free) when they are not given, and records
+// them here; given ones (a running job restored from the event log) are
+// kept (docs/gpus.md). A state that does not track devices (a
+// projection: State.Derive) leaves them as they are.
 type HostAlloc struct {
 	Host     HostID
 	Slots    int
 	Res      []ResAmount
 	Counters []CounterAmount
+	GPUs     Devices
 }
 
 // JobAlloc is a job's allocation: its hosts (distinct, in the order the
@@ -27,7 +35,7 @@ type JobAlloc struct {
 func (a *JobAlloc) Clone() *JobAlloc {
 	c := &JobAlloc{Hosts: make([]HostAlloc, len(a.Hosts)), Shared: slices.Clone(a.Shared)}
 	for i, h := range a.Hosts {
-		c.Hosts[i] = HostAlloc{Host: h.Host, Slots: h.Slots, Res: slices.Clone(h.Res), Counters: slices.Clone(h.Counters)}
+		c.Hosts[i] = HostAlloc{Host: h.Host, Slots: h.Slots, Res: slices.Clone(h.Res), Counters: slices.Clone(h.Counters), GPUs: h.GPUs}
 	}
 	return c
 }
@@ -90,8 +98,11 @@ func (s *State) FitsLimits(a *JobAlloc) error {
 // shared resource are checked on their sum, not each on its own), then
 // the shared resources. With limits set, the limit counters a charges are
 // checked too. An amount of 0 needs nothing, even of a resource the host
-// does not define. On failure nothing is reserved and the error names the
-// host, resource, shared resource or limit that would be over-committed.
+// does not define. When s tracks devices, a part's ngpus_physical must be
+// a whole number and the GPUs it names (if any) distinct free devices of
+// its host; those it does not name are chosen (Reserve). On failure
+// nothing is reserved and the error names the host, resource, shared
+// resource, limit or device that would be over-committed.
 func (s *State) TakeChecked(a *JobAlloc, limits bool) error {
 	for i := range a.Hosts {
 		if err := s.hostFits(&a.Hosts[i], limits); err != nil {
@@ -126,6 +137,9 @@ func (s *State) hostFits(h *HostAlloc, limits bool) error {
 		if free := s.Free(h.Host, r.Res); r.Amount > 0 && !Within(r.Amount, free) {
 			return fmt.Errorf("host %s: %v %s requested, %v free", s.c.Hosts[h.Host].Name, r.Amount, s.c.Resources[r.Res], free)
 		}
+	}
+	if err := s.devicesFit(h); err != nil {
+		return err
 	}
 	if !limits {
 		return nil

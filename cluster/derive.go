@@ -41,9 +41,11 @@ func (s *State) touch(h HostID) {
 // Derive returns a copy of s for projections (backfill reservations): it
 // shares nothing with s, sees limit counters that s creates later, and
 // re-syncs with s cheaply (CopyFrom copies only the rows that changed on
-// either side).
+// either side). It does not track devices (devices.go): what it plans
+// holds GPUs by count only.
 func (s *State) Derive() *State {
 	d := s.Clone()
+	d.dev = nil
 	d.base = s
 	d.sync.gen = -1
 	if len(s.c.Hosts) >= trackHosts {
@@ -69,7 +71,8 @@ func (s *State) Idle() *State {
 
 // CopyFrom makes s a copy of o (both of the same cluster), reusing s's
 // buffers. s keeps its base. When o is s's base and s is synced with it,
-// only the rows either changed since are copied.
+// only the rows either changed since are copied. s keeps tracking devices
+// only if it did and o does (a copy of a projection does not).
 func (s *State) CopyFrom(o *State) {
 	y := &s.sync
 	changed := len(y.dirty) + len(o.sync.log) - y.pos
@@ -96,6 +99,13 @@ func (s *State) CopyFrom(o *State) {
 	s.sharedFree = append(s.sharedFree[:0], o.sharedFree...)
 	s.counters = append(s.counters[:0], o.counters...)
 	s.freeSlots = o.freeSlots
+	if s.dev != nil {
+		if o.dev == nil {
+			s.dev = nil
+		} else {
+			s.dev = append(s.dev[:0], o.dev...)
+		}
+	}
 }
 
 func (s *State) copyRow(o *State, h HostID) {
@@ -108,7 +118,8 @@ func (s *State) copyRow(o *State, h HostID) {
 // what alloc touches: its hosts' vectors, its shared resources and its
 // counters (for counters: raises Used). It is how a projection takes the
 // least free over a time window: only a reservation's hosts shrink at its
-// start. Both must be of the same cluster.
+// start. Both must be of the same cluster. Held devices are not
+// changed: projections track none.
 func (s *State) MinWithAlloc(o *State, a *JobAlloc) {
 	nres := len(s.c.Resources)
 	for _, h := range a.Hosts {

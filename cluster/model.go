@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"github.com/xce-sched/xce/depend"
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -53,6 +54,11 @@ type Host struct {
 	Model    string   // e.g. EPYC; "" when unset
 	Tags     []string // boolean resources, e.g. gpu, ssd
 	Status   HostStatus
+	// GPUModel is the model of the host's GPUs (a scenario's gpu_model,
+	// the select[] string attribute gpu_model), e.g. A100; "" when unset.
+	// The number of GPUs is the host's capacity of the consumable
+	// ngpus_physical (gpureq.Resource; docs/gpus.md).
+	GPUModel string
 }
 
 // Shared is a cluster-wide shared resource such as a license pool.
@@ -206,6 +212,11 @@ type Job struct {
 	// Exclusive: the job runs alone on its hosts (bsub -x): only on hosts
 	// where nothing runs, and nothing else starts there while it runs.
 	Exclusive bool
+	// GPU is the job's GPU requirement (bsub -gpu; a scenario's gpu), nil
+	// for none. Req already holds what it reserves,
+	// rusage[ngpus_physical=GPU.Num] (gpureq.Merge); GPU keeps the rest,
+	// such as the compute mode, for the job (docs/gpus.md).
+	GPU *gpureq.Request
 	// ThinkTime, in seconds, is how long after the jobs its dependency
 	// names have ended the job may start (an SWF trace's field 18 with
 	// field 17 as the dependency; docs/dependencies.md); 0 for none.
@@ -250,7 +261,13 @@ type Cluster struct {
 	schema     *Schema
 	queueHosts [][]bool    // per queue: host mask, nil when the queue has no host list
 	groups     *groupIndex // the groups expanded (Init)
+	gpuRes     ResID       // ngpus_physical's ResID, -1 when no host defines it (Init)
 }
+
+// GPUResource returns the ResID of ngpus_physical (gpureq.Resource), the
+// consumable that counts each host's GPUs, and false when no host
+// defines it. Init must have been called.
+func (c *Cluster) GPUResource() (ResID, bool) { return c.gpuRes, c.gpuRes >= 0 }
 
 // HostByName returns the ID of the named host, or ok=false.
 func (c *Cluster) HostByName(name string) (HostID, bool) {

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/xce-sched/xce/gpureq"
 )
 
 // This file loads the configuration sections of a scenario: hosts, shared,
@@ -68,10 +70,10 @@ func (l *loader) loadHosts(top *fieldSet) error {
 	l.hostIDs = map[string]HostID{}
 	l.resIDs = map[string]ResID{}
 	l.attrs = map[string]string{}
-	for _, b := range []string{"slots", "maxslots", "type", "model", "hname"} {
+	for _, b := range []string{"slots", "maxslots", "type", "model", "hname", "gpu_model"} {
 		l.attrs[b] = "the built-in attribute " + b
 	}
-	fields := []string{"name", "slots", "resources", "type", "model", "tags", "status"}
+	fields := []string{"name", "slots", "resources", "type", "model", "tags", "status", "gpus", "gpu_model"}
 	res := make([]hostResources, len(items))
 	for i, it := range items {
 		path := indexPath("hosts", i)
@@ -90,10 +92,13 @@ func (l *loader) loadHosts(top *fieldSet) error {
 		if res[i], err = l.hostResources(fs); err != nil {
 			return err
 		}
+		if err := l.hostGPUs(fs, &res[i]); err != nil {
+			return err
+		}
 		for _, f := range []struct {
 			name string
 			dst  *string
-		}{{"type", &h.Type}, {"model", &h.Model}} {
+		}{{"type", &h.Type}, {"model", &h.Model}, {"gpu_model", &h.GPUModel}} {
 			s, n, err := l.strField(fs, f.name, "")
 			if err == nil && s != "" {
 				err = l.checkName(n, fieldPath(path, f.name), s)
@@ -119,7 +124,7 @@ func (l *loader) loadHosts(top *fieldSet) error {
 			tags[t] = true
 		}
 	}
-	cols := 5 + 2*len(c.Resources) + len(tags)
+	cols := 2 + numStrCols + 2*len(c.Resources) + len(tags)
 	if len(c.Hosts)*cols > maxStateVals {
 		return l.errAt(top.m["hosts"].val, "hosts", "too large: %d hosts × %d attribute columns exceed %d values",
 			len(c.Hosts), cols, maxStateVals)
@@ -152,6 +157,9 @@ func (l *loader) hostResources(fs *fieldSet) (hostResources, error) {
 	for _, re := range es {
 		if err := l.checkIdent(re.kn, re.path, re.key); err != nil {
 			return hr, err
+		}
+		if re.key == gpureq.Resource {
+			return hr, l.errAt(re.kn, re.path, "%s counts the host's GPUs: declare them with gpus: N instead (docs/gpus.md)", gpureq.Resource)
 		}
 		if _, seen := l.resIDs[re.key]; !seen {
 			what := "resource " + quote(re.key)

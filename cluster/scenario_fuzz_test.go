@@ -27,6 +27,10 @@ func FuzzParse(f *testing.F) {
 			f.Add([]byte(tc.in))
 		}
 	}
+	for _, tc := range gpuCases {
+		f.Add([]byte(tc.in))
+	}
+	f.Add([]byte(gpuScenario))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("fuzz.yaml", data)
 		if err != nil {

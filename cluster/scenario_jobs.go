@@ -30,7 +30,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		return err
 	}
 	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
-		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive"}
+		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive", "gpu"}
 	ids := map[JobID]int{}
 	var latest, total int64 // the latest submit or start, and the runtimes, so far
 	l.running = map[int]ast.Node{}
@@ -174,6 +174,9 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		se := l.errAt(rn, fieldPath(fs.path, "resreq"), "%v", err)
 		se.cause = err
 		return j, se
+	}
+	if err := l.jobGPU(fs, &j); err != nil {
+		return j, err
 	}
 	if err := l.runningOn(fs, &j); err != nil {
 		return j, err

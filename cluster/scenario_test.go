@@ -32,7 +32,7 @@ var deepIndent = func() string {
 	return b.String()
 }()
 
-// manyTags has 6000 hosts with a tag each: 6000 × 6005 attribute columns.
+// manyTags has 6000 hosts with a tag each: 6000 × 6006 attribute columns.
 var manyTags = func() string {
 	var b strings.Builder
 	b.WriteString("hosts:\n")
@@ -71,7 +71,7 @@ var errorCases = []struct {
 	{"deep flow nesting", "hosts: " + strings.Repeat("[", 200) + strings.Repeat("]", 200), 1, 107, "", "YAML nested deeper than 100 levels"},
 	{"deep block sequence", strings.Repeat("- ", 200) + "x\n", 1, 201, "", "YAML nested deeper than 100 levels"},
 	{"deep indentation", deepIndent, 101, 101, "", "YAML nested deeper than 100 levels"},
-	{"state too large", manyTags, 2, 3, "hosts", "too large: 6000 hosts × 6005 attribute columns exceed 33554432 values"},
+	{"state too large", manyTags, 2, 3, "hosts", "too large: 6000 hosts × 6006 attribute columns exceed 33554432 values"},
 	{"duplicate key", "hosts:\n  - name: a\n    slots: 1\n    slots: 2\n", 4, 5, "hosts[0].slots", `duplicate key "slots" (first at 3:5)`},
 	{"NUL byte", "\x00", 1, 1, "", "character U+0000 is not allowed in YAML (control characters other than tab and line breaks)"},
 	{"control character in a value", h1 + "jobs:\n  - {id: 1, user: \"a\x07b\"}\n", 4, 21, "", "character U+0007 is not allowed in YAML"},

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -14,7 +16,8 @@ import (
 //
 //	slots, maxslots       free and total job slots
 //	R, maxR               for each consumable resource R: free and total (mem in MB)
-//	type, model, hname    string attributes
+//	type, model, hname,   string attributes
+//	gpu_model
 //	T                     for each boolean resource (tag) T of any host
 type Schema struct {
 	cols    map[string]schemaCol
@@ -46,7 +49,11 @@ var _ resreq.Schema = (*Schema)(nil)
 func ResCol(r ResID) int { return colFirstRes + 2*int(r) }
 
 // NumCols is the length of one host's value vector.
-func (s *Schema) NumCols() int { return s.colType + 3 + s.ntags }
+func (s *Schema) NumCols() int { return s.colType + numStrCols + s.ntags }
+
+// numStrCols is the number of string attribute columns: type, model, hname
+// and gpu_model.
+const numStrCols = 4
 
 // TypeCol, ModelCol and HostNameCol are the columns of the string attributes.
 func (s *Schema) TypeCol() int { return s.colType }
@@ -57,6 +64,9 @@ func (s *Schema) ModelCol() int { return s.colType + 1 }
 // HostNameCol is the column of the host name (`hname`, LSF's name for it).
 func (s *Schema) HostNameCol() int { return s.colType + 2 }
 
+// GPUModelCol is the column of the host's GPU model (`gpu_model`).
+func (s *Schema) GPUModelCol() int { return s.colType + 3 }
+
 // Lookup implements resreq.Schema.
 func (s *Schema) Lookup(name string) (int, resreq.Kind, bool) {
 	c, ok := s.cols[name]
@@ -64,8 +74,8 @@ func (s *Schema) Lookup(name string) (int, resreq.Kind, bool) {
 }
 
 // StringValue implements resreq.Schema: strings are numbered in order of
-// first appearance among host types, models and names; a string no host
-// holds is -1.
+// first appearance among host types, models, names and GPU models; a
+// string no host holds is -1.
 func (s *Schema) StringValue(v string) float64 {
 	if id, ok := s.strs[v]; ok {
 		return id
@@ -102,9 +112,10 @@ func (s *Schema) internString(v string) float64 {
 // host groups into flat member lists. It checks only what it must: it
 // returns an error when two attributes would get the same name (a
 // resource named like a built-in attribute, or both R and maxR defined),
-// and when the groups cannot be expanded (a cycle, an unknown host, a
-// host group named like a host, more than MaxGroupMembers members in
-// all).
+// when a host's ngpus_physical capacity is not a whole number of devices
+// from 0 to gpureq.MaxDevices, and when the groups cannot be expanded (a
+// cycle, an unknown host, a host group named like a host, more than
+// MaxGroupMembers members in all).
 func (c *Cluster) Init() error {
 	s := &Schema{
 		cols:  map[string]schemaCol{},
@@ -134,7 +145,7 @@ func (c *Cluster) Init() error {
 		}
 	}
 	s.colType = colFirstRes + 2*len(c.Resources)
-	for i, name := range []string{"type", "model", "hname"} {
+	for i, name := range []string{"type", "model", "hname", "gpu_model"} {
 		if err := add(name, s.colType+i, resreq.KindString); err != nil {
 			return err
 		}
@@ -147,6 +158,7 @@ func (c *Cluster) Init() error {
 		s.internString(h.Type)
 		s.internString(h.Model)
 		s.internString(h.Name)
+		s.internString(h.GPUModel)
 		for _, t := range h.Tags {
 			if !seen[t] {
 				seen[t] = true
@@ -155,11 +167,14 @@ func (c *Cluster) Init() error {
 		}
 	}
 	for i, t := range tags {
-		if err := add(t, s.colType+3+i, resreq.KindBool); err != nil {
+		if err := add(t, s.colType+numStrCols+i, resreq.KindBool); err != nil {
 			return err
 		}
 	}
 	s.ntags = len(tags)
+	if err := c.initGPUs(); err != nil {
+		return err
+	}
 	c.schema = s
 	groups, gerr := flattenGroups(c, c.HostByName)
 	if gerr != nil {
@@ -174,6 +189,28 @@ func (c *Cluster) Init() error {
 				m[h] = true
 			}
 			c.queueHosts[q] = m
+		}
+	}
+	return nil
+}
+
+// initGPUs finds ngpus_physical among the resources and checks that every
+// host's capacity of it is a whole number of devices a bitmask can hold
+// (or NaN: the host has no GPUs).
+func (c *Cluster) initGPUs() error {
+	c.gpuRes = -1
+	r, ok := c.ResourceByName(gpureq.Resource)
+	if !ok {
+		return nil
+	}
+	c.gpuRes = r
+	for i := range c.Hosts {
+		v := c.Hosts[i].Capacity[r]
+		if v != v {
+			continue
+		}
+		if v < 0 || v > gpureq.MaxDevices || v != math.Trunc(v) {
+			return fmt.Errorf("host %s: %s is %v; a host has a whole number of GPUs from 0 to %d", quote(c.Hosts[i].Name), gpureq.Resource, v, gpureq.MaxDevices)
 		}
 	}
 	return nil
@@ -209,6 +246,9 @@ func (c *Cluster) staticVals(h HostID, v []float64) {
 		v[s.ModelCol()] = s.strs[host.Model]
 	}
 	v[s.HostNameCol()] = s.strs[host.Name]
+	if host.GPUModel != "" {
+		v[s.GPUModelCol()] = s.strs[host.GPUModel]
+	}
 	for _, t := range host.Tags {
 		v[s.cols[t].col] = 1
 	}

@@ -49,6 +49,9 @@ type State struct {
 	// cluster's static maxima, shared by all its states.
 	free   freeIndex
 	limits *clusterLimits
+	// dev is the device binding (devices.go): per host, the bitmask of
+	// its GPUs that are held; nil when s does not track devices.
+	dev []Devices
 }
 
 // CounterID identifies a counter of State: one resource of one limit
@@ -89,6 +92,9 @@ func NewState(c *Cluster) *State {
 	for i, sh := range c.Shared {
 		s.sharedFree[i] = sh.Total
 	}
+	if c.gpuRes >= 0 {
+		s.dev = make([]Devices, len(c.Hosts))
+	}
 	return s
 }
 
@@ -120,7 +126,9 @@ func (s *State) Free(h HostID, r ResID) float64 {
 func (s *State) SharedFree(id SharedID) float64 { return s.sharedFree[id] }
 
 // Reserve takes what a holds on its host: slots, consumables and limit
-// counters.
+// counters and, when s tracks devices, the GPUs a's ngpus_physical counts:
+// a.GPUs when they are given and free, else the lowest free devices,
+// which it records in a.GPUs (docs/gpus.md).
 func (s *State) Reserve(a *HostAlloc) {
 	s.touch(a.Host)
 	v := s.vals[int(a.Host)*s.ncols:]
@@ -132,10 +140,14 @@ func (s *State) Reserve(a *HostAlloc) {
 	for _, c := range a.Counters {
 		s.counter(c.Counter).Used += c.Amount
 	}
+	if s.dev != nil {
+		s.takeDevices(a)
+	}
 	s.slotsChanged(a.Host)
 }
 
-// Release gives back what Reserve(a) took.
+// Release gives back what Reserve(a) took, the devices a.GPUs included
+// (a.GPUs is left as it is).
 func (s *State) Release(a *HostAlloc) {
 	s.touch(a.Host)
 	v := s.vals[int(a.Host)*s.ncols:]
@@ -146,6 +158,9 @@ func (s *State) Release(a *HostAlloc) {
 	}
 	for _, c := range a.Counters {
 		s.counter(c.Counter).Used -= c.Amount
+	}
+	if s.dev != nil {
+		s.giveDevices(a)
 	}
 	s.slotsChanged(a.Host)
 }
@@ -203,16 +218,20 @@ func (s *State) CounterFree(id CounterID) float64 {
 	return c.Max - c.Used
 }
 
-// Clone returns a deep copy of s.
+// Clone returns a deep copy of s (the held devices included).
 func (s *State) Clone() *State {
-	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters), freeSlots: s.freeSlots, limits: s.limits}
+	return &State{c: s.c, ncols: s.ncols, vals: slices.Clone(s.vals), sharedFree: slices.Clone(s.sharedFree), counters: slices.Clone(s.counters), freeSlots: s.freeSlots, limits: s.limits, dev: slices.Clone(s.dev)}
 }
 
-// Equal reports whether s and o hold the same counters (NaN equals NaN). A
-// limit counter present in only one of them must be unused.
+// Equal reports whether s and o hold the same counters (NaN equals NaN)
+// and, when both track devices, the same devices. A limit counter present
+// in only one of them must be unused.
 func (s *State) Equal(o *State) bool {
 	eq := func(a, b float64) bool { return a == b || (a != a && b != b) }
 	if s.c != o.c || !slices.EqualFunc(s.vals, o.vals, eq) || !slices.EqualFunc(s.sharedFree, o.sharedFree, eq) {
+		return false
+	}
+	if s.dev != nil && o.dev != nil && !slices.Equal(s.dev, o.dev) {
 		return false
 	}
 	a, b := s.counters, o.counters
@@ -233,7 +252,9 @@ func (s *State) Equal(o *State) bool {
 
 // CheckInvariants returns an error naming the first host or shared resource
 // whose free amount is negative or above its total, i.e. over-committed or
-// released twice.
+// released twice, or, when s tracks devices, the first host whose held
+// GPUs do not exist or do not number the ngpus_physical in use (a device
+// held by two jobs at once, or freed twice).
 func (s *State) CheckInvariants() error {
 	for h := range s.c.Hosts {
 		host := &s.c.Hosts[h]
@@ -258,5 +279,5 @@ func (s *State) CheckInvariants() error {
 			return fmt.Errorf("%s: used %v", s.counterName(CounterID(i)), c.Used)
 		}
 	}
-	return nil
+	return s.checkDevices()
 }

@@ -2,8 +2,10 @@ package framework
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -106,6 +108,9 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 				// without the resource can take such tasks), as the
 				// loader's RunningAlloc holds it; the name must still exist.
 				if r, ok := c.ResourceByName(ru.Name); ok {
+					if g, isGPU := c.GPUResource(); isGPU && r == g && (ru.Value != math.Trunc(ru.Value) || ru.Value > gpureq.MaxDevices) {
+						return nil, fmt.Errorf("rusage[]: %s=%v: a number of GPUs is a whole number from 0 to %d", ru.Name, ru.Value, gpureq.MaxDevices)
+					}
 					if ru.Value > 0 {
 						ct.addRusage(c.Reserve(r), cluster.ResAmount{Res: r, Amount: ru.Value})
 					}
@@ -113,6 +118,8 @@ func Compile(req *resreq.Requirement, c *cluster.Cluster, tasksMin, tasksMax int
 					if ru.Value > 0 {
 						a.Shared = addShared(a.Shared, sh, ru.Value)
 					}
+				} else if ru.Name == gpureq.Resource {
+					return nil, fmt.Errorf("rusage[]: %s: no host of the cluster has GPUs (gpus: N; docs/gpus.md)", ru.Name)
 				} else {
 					return nil, fmt.Errorf("rusage[]: unknown resource %q", ru.Name)
 				}

@@ -28,7 +28,8 @@ type VerifyOptions struct {
 // live server recorded: Live and Sim are "start N*HOST ..." (the slots on
 // each host, in the placement's order) or "pend REASON" (the main reason's
 // code; "pend" alone for a job no cycle has given one yet). Time is the
-// cycle's, in Unix seconds.
+// cycle's, in Unix seconds. A host's part that holds GPUs is followed by
+// its devices: "start 1*g1[0 1]".
 type Difference struct {
 	Cycle int64  `json:"cycle"`
 	Time  int64  `json:"time"`
@@ -212,6 +213,9 @@ func decisions(c *event.Cycle) map[event.JobID]string {
 		b.WriteString("start")
 		for _, h := range p.Hosts {
 			b.WriteString(" " + strconv.Itoa(h.Slots) + "*" + h.Host)
+			if len(h.GPUs) > 0 {
+				b.WriteString(fmt.Sprintf("%v", h.GPUs)) // the devices, "[0 1]"
+			}
 		}
 		out[p.Job] = b.String()
 	}

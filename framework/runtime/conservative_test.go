@@ -51,8 +51,9 @@ func genTrace(t *rapid.T, est int) ct.Spec {
 
 // bruteCheck verifies, at integer times from now on, that the running jobs
 // (until their estimated ends) and the pending jobs' reservations never
-// need more slots or mem on any host than it has: no reservation is
-// over-committed by a job started in the cycle or by another reservation.
+// need more slots or more of any consumable (mem, GPUs) on any host than
+// it has: no reservation is over-committed by a job started in the cycle
+// or by another reservation.
 // It is written independently of the projection code: a plain time-stepped
 // tally.
 func bruteCheck(c *cluster.Cluster, s *runtime.Scheduler, now int64) error {
@@ -78,21 +79,27 @@ func bruteCheck(c *cluster.Cluster, s *runtime.Scheduler, now int64) error {
 		}
 	}
 	for t := now; t < horizon; t++ {
+		nres := len(c.Resources)
 		slots := make([]int, len(c.Hosts))
-		mem := make([]float64, len(c.Hosts))
+		used := make([]float64, len(c.Hosts)*nres)
 		for _, sp := range spans {
 			if sp.from <= t && t < sp.to {
 				for _, h := range sp.a.Hosts {
 					slots[h.Host] += h.Slots
 					for _, r := range h.Res {
-						mem[h.Host] += r.Amount
+						used[int(h.Host)*nres+int(r.Res)] += r.Amount
 					}
 				}
 			}
 		}
 		for h := range c.Hosts {
-			if slots[h] > c.Hosts[h].Slots || mem[h] > c.Hosts[h].Capacity[0]+1e-9 {
-				return fmt.Errorf("t=%d host %s: %d slots, %v mem of %d, %v", t, c.Hosts[h].Name, slots[h], mem[h], c.Hosts[h].Slots, c.Hosts[h].Capacity[0])
+			if slots[h] > c.Hosts[h].Slots {
+				return fmt.Errorf("t=%d host %s: %d slots of %d", t, c.Hosts[h].Name, slots[h], c.Hosts[h].Slots)
+			}
+			for r, name := range c.Resources {
+				if u, capacity := used[h*nres+r], c.Hosts[h].Capacity[r]; u > capacity+1e-9 {
+					return fmt.Errorf("t=%d host %s: %v %s of %v", t, c.Hosts[h].Name, u, name, capacity)
+				}
 			}
 		}
 	}

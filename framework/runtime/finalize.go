@@ -102,7 +102,7 @@ func (r *Runner) newJobAlloc(alt *framework.Alternative) *cluster.JobAlloc {
 	copy(res, r.arena)
 	copy(cnt, r.counters)
 	for i, c := range r.claims {
-		h := cluster.HostAlloc{Host: c.Host, Slots: c.Slots}
+		h := cluster.HostAlloc{Host: c.Host, Slots: c.Slots, GPUs: c.GPUs} // the devices State.Reserve chose for the claim
 		if n := len(c.Res); n > 0 {
 			h.Res, res = res[:n:n], res[n:]
 		}

@@ -27,6 +27,9 @@ import (
 //     the running and suspended jobs hold);
 //   - no array ever runs more elements than its cap;
 //   - no exclusive job shares a host with another job;
+//   - no GPU device is held by two jobs, and every running job holds as
+//     many devices on each host as its ngpus_physical counts (deviceCheck;
+//     some hosts have GPUs, some jobs ask for them with -gpu);
 //   - no job starts unless its dependency holds on the jobs' states before
 //     its cycle (an oracle of this test's own records: a job ended by t
 //     when its end is at most t, started before t when its start is),
@@ -47,7 +50,8 @@ func TestPropertyAllFeatures(t *testing.T) {
 		for i := range rapid.IntRange(1, 3).Draw(t, "hosts") {
 			n := rapid.IntRange(1, 4).Draw(t, "slots")
 			total += n
-			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem"))})
+			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem")),
+				GPUs: rapid.IntRange(0, 3).Draw(t, "gpus")})
 		}
 		shapes := []string{"", "", "rusage[mem=1]", "span[hosts=1]"}
 		conds := []string{"done(%s)", "exit(%s)", "exit(%s, >0)", "exit(%s, 2)", "ended(%s)", "started(%s)", "%s"}
@@ -58,6 +62,9 @@ func TestPropertyAllFeatures(t *testing.T) {
 				ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: rt + int64(rapid.IntRange(0, 5).Draw(t, "over")),
 				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name"),
 				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0, Queue: rapid.SampledFrom([]string{"normal", "normal", "high"}).Draw(t, "queue")}
+			if rapid.IntRange(0, 2).Draw(t, "gpu") == 0 {
+				base.GPU = fmt.Sprintf("num=%d", rapid.IntRange(1, 2).Draw(t, "num"))
+			}
 			if id > 1 && rapid.Bool().Draw(t, "depends") {
 				var terms []string
 				for range rapid.IntRange(1, 3).Draw(t, "terms") {
@@ -160,6 +167,9 @@ func TestPropertyAllFeatures(t *testing.T) {
 			if err := heldCheck(c, s); err != nil {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
+			if err := deviceCheck(c, s); err != nil {
+				t.Fatalf("after the cycle at %d: %v", e.Now, err)
+			}
 			running := map[cluster.JobID]int{}
 			onHost := map[cluster.HostID][]*framework.Job{}
 			for _, j := range s.Jobs {
@@ -225,8 +235,9 @@ func TestPropertyAllFeatures(t *testing.T) {
 // what the suspended ones keep (their memory), and checks it against each
 // host's slots and mem.
 func heldCheck(c *cluster.Cluster, s *runtime.Scheduler) error {
+	nres := len(c.Resources)
 	slots := make([]int, len(c.Hosts))
-	mem := make([]float64, len(c.Hosts))
+	used := make([]float64, len(c.Hosts)*nres)
 	for _, j := range s.Jobs {
 		var a *cluster.JobAlloc
 		switch j.State {
@@ -248,13 +259,18 @@ func heldCheck(c *cluster.Cluster, s *runtime.Scheduler) error {
 		for _, h := range a.Hosts {
 			slots[h.Host] += h.Slots
 			for _, r := range h.Res {
-				mem[h.Host] += r.Amount
+				used[int(h.Host)*nres+int(r.Res)] += r.Amount
 			}
 		}
 	}
 	for h := range c.Hosts {
-		if slots[h] > c.Hosts[h].Slots || mem[h] > c.Hosts[h].Capacity[0]+1e-9 {
-			return fmt.Errorf("host %s: %d slots, %v mem held, of %d and %v", c.Hosts[h].Name, slots[h], mem[h], c.Hosts[h].Slots, c.Hosts[h].Capacity[0])
+		if slots[h] > c.Hosts[h].Slots {
+			return fmt.Errorf("host %s: %d slots held, of %d", c.Hosts[h].Name, slots[h], c.Hosts[h].Slots)
+		}
+		for r, name := range c.Resources {
+			if u, capacity := used[h*nres+r], c.Hosts[h].Capacity[r]; u > capacity+1e-9 {
+				return fmt.Errorf("host %s: %v %s held, of %v", c.Hosts[h].Name, u, name, capacity)
+			}
 		}
 	}
 	return nil

@@ -309,6 +309,11 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 			minHosts++
 		}
 		if need > total {
+			if total == 0 {
+				if why := r.perHostTooBig(job, t, openOnly); why != "" {
+					return why, false, -1
+				}
+			}
 			return fmt.Sprintf("needs %s, the matching hosts take %d in all%s", plural(need, "task"), total, bound), false, by
 		}
 		if len(t.PerJob) > 0 && !r.firstHostFits(job, t, openOnly, &empty) {
@@ -319,6 +324,34 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 		return fmt.Sprintf("the compound terms need %d distinct hosts, the queue has %d", minHosts, nh), false, -1
 	}
 	return "", noMatch, -1
+}
+
+// perHostTooBig returns why term t of job fits no matching host when a
+// per-host rusage[] amount is more than any matching host has (such as
+// more GPUs than any host's ngpus_physical), else "".
+func (r *Runner) perHostTooBig(job *framework.Job, t *framework.Term, openOnly bool) string {
+	c := r.view.Cluster
+	for _, ra := range t.PerHost {
+		most := math.Inf(-1)
+		for h := range c.Hosts {
+			id := cluster.HostID(h)
+			vals := r.empty.HostVals(id)
+			if !c.QueueHasHost(job.Spec.Queue, id) || !t.Static.Match(vals) || !t.SameDefined(vals) || openOnly && r.hostState[id] != framework.None {
+				continue
+			}
+			if v := c.Hosts[h].Capacity[ra.Res]; v == v {
+				most = max(most, v)
+			}
+		}
+		if !cluster.Within(ra.Amount, most) {
+			name := c.Resources[ra.Res]
+			if math.IsInf(most, -1) {
+				return fmt.Sprintf("rusage[%s=%v] is reserved on each of its hosts, and no matching host has %s", name, ra.Amount, name)
+			}
+			return fmt.Sprintf("rusage[%s=%v] is reserved on each of its hosts, and no matching host has that much (the most is %v)", name, ra.Amount, most)
+		}
+	}
+	return ""
 }
 
 // firstHostFits reports whether some host that matches term t of job's

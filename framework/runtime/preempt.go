@@ -340,20 +340,29 @@ func touches(freed *cluster.JobAlloc, onHost []bool, shared []cluster.SharedAmou
 
 // preemptParts splits what running job v holds into what preemption
 // leaves it (held) and gives back (freed): a suspended job keeps its
-// memory — the host resource named "mem" — on each host (LSF's default);
-// a requeued one keeps nothing.
+// memory — the host resource named "mem" — on each host (LSF's default),
+// and its GPUs with their devices (a stopped process keeps its device
+// memory; LSF preempts GPUs only by requeueing: docs/gpus.md); a requeued
+// one keeps nothing.
 func (s *Scheduler) preemptParts(v *framework.Job) (held, freed *cluster.JobAlloc) {
 	a := v.Alloc
 	mem, ok := s.Cluster.ResourceByName("mem")
-	if !ok || s.Cluster.Queues[v.Spec.Queue].PreemptAction == cluster.PreemptRequeue {
+	gpu, hasGPU := s.Cluster.GPUResource()
+	if !ok && !hasGPU || s.Cluster.Queues[v.Spec.Queue].PreemptAction == cluster.PreemptRequeue {
 		return nil, a
+	}
+	if !ok {
+		mem = -1
+	}
+	if !hasGPU {
+		gpu = -1
 	}
 	held, freed = &cluster.JobAlloc{}, &cluster.JobAlloc{Shared: a.Shared}
 	for _, h := range a.Hosts {
-		keep := cluster.HostAlloc{Host: h.Host}
+		keep := cluster.HostAlloc{Host: h.Host, GPUs: h.GPUs}
 		give := cluster.HostAlloc{Host: h.Host, Slots: h.Slots, Counters: h.Counters}
 		for _, r := range h.Res {
-			if r.Res == mem {
+			if r.Res == mem || r.Res == gpu {
 				keep.Res = append(keep.Res, r)
 			} else {
 				give.Res = append(give.Res, r)

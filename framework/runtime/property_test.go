@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -241,9 +242,11 @@ func (x *failTxn) Commit() error {
 func (x *failTxn) Abort() { x.inner.Abort() }
 
 // TestCommitFaultInjection: a committer failing at its k-th write, for
-// every k of a job on three hosts with a license (3 host writes, 1 shared
-// write, the commit), leaves the state deep-equal to before, publishes no
-// allocation and returns the error; with no failure the job is placed.
+// every k of a job on three hosts with a license and a GPU on each host
+// (3 host writes, 1 shared write, the commit), leaves the state
+// deep-equal to before (its held devices included), publishes no
+// allocation and returns the error; with no failure the job is placed,
+// holding device 0 of each host.
 //
 // Through framework.AllocTxn the same job takes two writes (the
 // allocation, the commit), and the same holds for each.
@@ -254,7 +257,7 @@ func TestCommitFaultInjection(t *testing.T) {
 
 func testCommitFaults(t *testing.T, whole bool, writes int) {
 	spec := ct.Spec{
-		Hosts:  []ct.Host{{Name: "a", Slots: 2, Mem: 8}, {Name: "b", Slots: 2, Mem: 8}, {Name: "c", Slots: 2, Mem: 8}},
+		Hosts:  []ct.Host{{Name: "a", Slots: 2, Mem: 8, GPUs: 2}, {Name: "b", Slots: 2, Mem: 8, GPUs: 2}, {Name: "c", Slots: 2, Mem: 8, GPUs: 2}},
 		Shared: []cluster.Shared{{Name: "lic", Total: 1}},
 	}
 	for k := 1; k <= writes+1; k++ {
@@ -264,7 +267,7 @@ func testCommitFaults(t *testing.T, whole bool, writes int) {
 		inner := runtime.NewMemCommitter()
 		f.inner = inner
 		r := runtime.NewRunner(st, f)
-		jc := ct.Build(ct.Spec{Jobs: []ct.Job{{ID: 7, Min: 6, ResReq: "rusage[mem=3:lic=1] span[ptile=2]"}}})
+		jc := ct.Build(ct.Spec{Jobs: []ct.Job{{ID: 7, Min: 6, ResReq: "rusage[mem=3:lic=1:ngpus_physical=1] span[ptile=2]"}}})
 		req, err := framework.Compile(jc.Jobs[0].Req, c, 6, 6)
 		if err != nil {
 			t.Fatal(err)
@@ -286,6 +289,11 @@ func testCommitFaults(t *testing.T, whole bool, writes int) {
 		}
 		if f.writes != writes {
 			t.Fatalf("the job took %d writes, the test assumes %d", f.writes, writes)
+		}
+		for _, h := range job.Alloc.Hosts {
+			if !slices.Equal(h.GPUs.List(), []int{0}) || st.HeldGPUs(h.Host) != 1 {
+				t.Fatalf("host %d: devices %v, held %b", h.Host, h.GPUs, st.HeldGPUs(h.Host))
+			}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/internal/auth"
 	clipper "github.com/xce-sched/xce/internal/clip"
 	"github.com/xce-sched/xce/internal/event"
@@ -207,6 +208,8 @@ type JobRequest struct {
 	Depend string `json:"depend,omitempty"`
 	// Exclusive: the job runs alone on its hosts (docs/exclusive.md).
 	Exclusive bool `json:"exclusive,omitempty"`
+	// GPU is a GPU requirement, LSF's bsub -gpu syntax (docs/gpus.md).
+	GPU string `json:"gpu,omitempty"`
 }
 
 // check returns why the job could never start, whatever the cluster: no
@@ -234,6 +237,9 @@ func (j *JobRequest) check() *Error {
 		if _, err := depend.Parse(j.Depend); err != nil {
 			return bad(".depend", "%v", err)
 		}
+	}
+	if err := gpureq.Check(j.GPU); err != nil {
+		return bad(".gpu", "%v", err)
 	}
 	for k, e := range j.Env {
 		if !strings.Contains(e, "=") {
@@ -301,7 +307,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		out := make([]event.Event, len(req.Jobs))
 		next := st.NextJob()
 		for i, j := range req.Jobs {
-			sub := &event.Submit{Job: next, Array: j.Array, Depend: j.Depend, Exclusive: j.Exclusive, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
+			sub := &event.Submit{Job: next, Array: j.Array, Depend: j.Depend, Exclusive: j.Exclusive, GPU: j.GPU, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
 				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
 				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
 				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
@@ -334,20 +340,26 @@ type JobInfo struct {
 	Queue      string         `json:"queue"`
 	State      string         `json:"state"`
 	Hosts      map[string]int `json:"hosts"`
-	Reason     string         `json:"reason"`
-	Detail     string         `json:"detail"`
-	ExitCode   int            `json:"exit_code"`
-	Signal     string         `json:"signal"`
-	EndReason  string         `json:"end_reason"`
-	SubmitTime int64          `json:"submit_time"`
-	StartTime  int64          `json:"start_time"`
-	EndTime    int64          `json:"end_time"`
-	TasksMin   int            `json:"tasks_min"`
-	TasksMax   int            `json:"tasks_max"`
-	ResReq     string         `json:"resreq"`
-	Command    []string       `json:"command"`
-	Stdout     string         `json:"stdout"`
-	PID        int            `json:"pid"`
+	// GPUs are the device indices the job holds on each host (running,
+	// or its last attempt's); absent for a job holding none
+	// (docs/gpus.md).
+	GPUs       map[string][]int `json:"gpus,omitempty"`
+	Reason     string           `json:"reason"`
+	Detail     string           `json:"detail"`
+	ExitCode   int              `json:"exit_code"`
+	Signal     string           `json:"signal"`
+	EndReason  string           `json:"end_reason"`
+	SubmitTime int64            `json:"submit_time"`
+	StartTime  int64            `json:"start_time"`
+	EndTime    int64            `json:"end_time"`
+	TasksMin   int              `json:"tasks_min"`
+	TasksMax   int              `json:"tasks_max"`
+	ResReq     string           `json:"resreq"`
+	// GPU is the job's -gpu as submitted, "" for none.
+	GPU     string   `json:"gpu,omitempty"`
+	Command []string `json:"command"`
+	Stdout  string   `json:"stdout"`
+	PID     int      `json:"pid"`
 	// HostReasons: for a pending job, why each host could not take it in
 	// the last cycle that tried, with how many hosts (most first).
 	HostReasons []live.HostReason `json:"host_reasons,omitempty"`
@@ -390,10 +402,10 @@ func info(j *state.Job) JobInfo {
 	}
 	sec := func(ns int64) int64 { return ns / 1e9 }
 	id, index := displayID(j)
-	return JobInfo{ID: id, ArrayIndex: index, Job: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts,
+	return JobInfo{ID: id, ArrayIndex: index, Job: j.Job, Name: j.Name, User: j.User, Queue: j.Queue, State: string(j.State), Hosts: hosts, GPUs: gpusOf(j.Hosts),
 		Reason: j.Reason, Detail: j.Detail, ExitCode: j.ExitCode, Signal: j.Signal, EndReason: j.EndReason,
 		SubmitTime: sec(j.SubmitTime), StartTime: sec(j.StartTime), EndTime: sec(j.EndTime),
-		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
+		TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq, GPU: j.Submit.GPU, Command: j.Command, Stdout: j.Stdout, PID: j.PID}
 }
 
 func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {

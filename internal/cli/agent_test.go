@@ -86,11 +86,17 @@ server:
 // self-signed certificate (tls[0], tls[1]: certificate and key files).
 func newRig(t *testing.T, tls ...string) *rig {
 	t.Helper()
+	return newRigOf(t, rigConfig, tls...)
+}
+
+// newRigOf is newRig over the configuration config.
+func newRigOf(t *testing.T, config string, tls ...string) *rig {
+	t.Helper()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
 	}
 	dir := t.TempDir()
-	c, s, err := cluster.ParseConfig("rig.yaml", []byte(rigConfig))
+	c, s, err := cluster.ParseConfig("rig.yaml", []byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -293,6 +293,9 @@ func writeJobsLong(w io.Writer, jobs []api.JobInfo) error {
 			fmt.Fprintf(w, " to %d", j.TasksMax)
 		}
 		fmt.Fprintf(w, ", Requirement <%s>, Output <%s>\n", j.ResReq, j.Stdout)
+		if j.GPU != "" {
+			fmt.Fprintf(w, "  GPU requirement <%s>\n", j.GPU)
+		}
 		fmt.Fprintf(w, "  Submitted %s, started %s, ended %s\n", t(j.SubmitTime), t(j.StartTime), t(j.EndTime))
 		if len(j.Hosts) > 0 {
 			var hs []string
@@ -300,6 +303,13 @@ func writeJobsLong(w io.Writer, jobs []api.JobInfo) error {
 				hs = append(hs, fmt.Sprintf("%d*%s", j.Hosts[h], h))
 			}
 			fmt.Fprintf(w, "  Hosts <%s>, pid %d\n", strings.Join(hs, " "), j.PID)
+		}
+		if len(j.GPUs) > 0 {
+			var gs []string
+			for _, h := range slices.Sorted(maps.Keys(j.GPUs)) {
+				gs = append(gs, h+":"+joinInts(j.GPUs[h]))
+			}
+			fmt.Fprintf(w, "  GPUs <%s>\n", strings.Join(gs, " "))
 		}
 		switch j.State {
 		case "PEND":
@@ -425,7 +435,7 @@ $XCE_SERVER, else the dev server.`,
 			reqs := make([]api.JobRequest, len(s.Jobs))
 			for i, r := range s.Jobs {
 				e := r.Submit()
-				reqs[i] = api.JobRequest{Name: e.Name, Array: e.Array, Depend: e.Depend, Exclusive: e.Exclusive, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
+				reqs[i] = api.JobRequest{Name: e.Name, Array: e.Array, Depend: e.Depend, Exclusive: e.Exclusive, GPU: e.GPU, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
 					ResReq: e.ResReq, Estimate: e.Estimate, Command: e.Command, Script: e.Script, Cwd: cwd, Env: env,
 					Stdout: e.Stdout, Stderr: e.Stderr, Rerunnable: e.Rerunnable}
 			}

@@ -23,6 +23,7 @@ type jobReport struct {
 	Queue  string
 	State  string
 	Hosts  []hostSlots // RUN: in host order
+	GPUs   []hostGPUs  // RUN: the devices held on each host, in host order; none without GPUs
 	Reason string      // PEND: main reason code
 	Detail string      // PEND: resource, shared resource or limit name
 	Text   string      // PEND: human text of the main reason
@@ -60,6 +61,28 @@ type hostSlots struct {
 	Slots int
 }
 
+// hostGPUs is the devices a job holds on one host.
+type hostGPUs struct {
+	Host    string
+	Devices []int
+}
+
+// gpuList renders the devices an allocation holds per host, in host
+// order; nil when it holds none.
+func gpuList(c *cluster.Cluster, a *cluster.JobAlloc) []hostGPUs {
+	devs := make([][]int, len(c.Hosts))
+	for _, h := range a.Hosts {
+		devs[h.Host] = append(devs[h.Host], h.GPUs.List()...)
+	}
+	var out []hostGPUs
+	for h, d := range devs {
+		if len(d) > 0 {
+			out = append(out, hostGPUs{c.Hosts[h].Name, d})
+		}
+	}
+	return out
+}
+
 type hostReason struct {
 	Key   string // code, or code:detail
 	Text  string // e.g. "not enough mem"
@@ -82,6 +105,7 @@ func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report 
 		jr := jobReport{ID: id, Index: index, User: j.Spec.User, Queue: c.Queues[j.Spec.Queue].Name, State: j.State.String(), Start: j.Start, End: j.End}
 		if j.State != framework.Pending {
 			jr.Hosts = hostList(c, j.Alloc)
+			jr.GPUs = gpuList(c, j.Alloc)
 			if j.State == framework.Suspended { // where it waits to resume, and why
 				jr.Reason, jr.Text = j.Reasons.Main.String(), j.Reasons.Main.Text("")
 			}
@@ -139,6 +163,10 @@ func (r *report) writeJSON(w io.Writer) error {
 		if j.State != "PEND" {
 			b.WriteString(", \"hosts\": ")
 			writeHostsJSON(&b, j.Hosts)
+			if len(j.GPUs) > 0 {
+				b.WriteString(", \"gpus\": ")
+				writeGPUsJSON(&b, j.GPUs)
+			}
 			if r.times {
 				fmt.Fprintf(&b, ", \"start\": %d", j.Start)
 				if j.State == "DONE" {
@@ -189,6 +217,25 @@ func writeHostsJSON(b *bytes.Buffer, hosts []hostSlots) {
 	b.WriteString("}")
 }
 
+// writeGPUsJSON writes {"host": [device, ...], ...} in the given order.
+func writeGPUsJSON(b *bytes.Buffer, gpus []hostGPUs) {
+	b.WriteString("{")
+	for k, h := range gpus {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s: [", quoteJSON(h.Host))
+		for i, d := range h.Devices {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprint(b, d)
+		}
+		b.WriteString("]")
+	}
+	b.WriteString("}")
+}
+
 func quoteJSON(s string) string {
 	q, _ := json.Marshal(s) // a string always marshals
 	return string(q)
@@ -220,6 +267,11 @@ func (r *report) writeTable(w io.Writer) error {
 			parts := make([]string, len(j.Hosts))
 			for i, h := range j.Hosts {
 				parts[i] = fmt.Sprintf("%s*%d", h.Host, h.Slots)
+				for _, g := range j.GPUs {
+					if g.Host == h.Host {
+						parts[i] += " (gpus " + joinInts(g.Devices) + ")"
+					}
+				}
 			}
 			if j.Reason != "" {
 				fmt.Fprintf(tw, "%s (%s: %s)\n", strings.Join(parts, " "), j.Reason, j.Text)
@@ -245,6 +297,15 @@ func (r *report) writeTable(w io.Writer) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// joinInts renders devices as "0,1,3".
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ",")
 }
 
 // renderHostReasons renders counts as LSF does: "3 hosts: not enough mem;

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/depend"
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -22,6 +23,10 @@ type Host struct {
 	Model  string
 	Tags   []string
 	Status cluster.HostStatus
+	// GPUs is the host's number of GPUs (its ngpus_physical capacity; 0:
+	// none, the resource undefined there) and GPUModel their model.
+	GPUs     int
+	GPUModel string
 }
 
 // Job describes a test job: Tasks is min and max (max 0 means max = min).
@@ -47,6 +52,9 @@ type Job struct {
 	Depend    string
 	ExitCode  int
 	Exclusive bool
+	// GPU is a GPU requirement in bsub -gpu's syntax, merged into the
+	// job's requirement by Build (gpureq.Merge).
+	GPU string
 }
 
 // Spec is a whole test cluster. Queues default to one "normal" firstfit
@@ -60,6 +68,9 @@ type Spec struct {
 	// MemMethod is how mem is reserved (cluster.PerHost by default, as in
 	// a configuration without reservation_usage).
 	MemMethod cluster.ReserveMethod
+	// GPUMethod is how ngpus_physical is reserved (cluster.PerHost by
+	// default, as LSF reserves GPUs).
+	GPUMethod cluster.ReserveMethod
 	// UserGroups and HostGroups are the cluster's groups, which limits,
 	// queue host lists and shares may name.
 	UserGroups []cluster.UserGroup
@@ -77,17 +88,29 @@ func Build(s Spec) *cluster.Cluster {
 	for _, h := range s.Hosts {
 		hasMem = hasMem || h.Mem >= 0
 	}
+	hasGPUs := slices.ContainsFunc(s.Hosts, func(h Host) bool { return h.GPUs > 0 })
 	if hasMem {
 		c.Resources = []string{"mem"}
 		c.ReservationUsage = []cluster.ReserveMethod{s.MemMethod}
 	}
+	if hasGPUs {
+		c.Resources = append(c.Resources, gpureq.Resource)
+		c.ReservationUsage = append(c.ReservationUsage[:len(c.Resources)-1:len(c.Resources)-1], s.GPUMethod)
+	}
 	for _, h := range s.Hosts {
-		host := cluster.Host{Name: h.Name, Slots: h.Slots, Type: h.Type, Model: h.Model, Tags: h.Tags, Status: h.Status}
+		host := cluster.Host{Name: h.Name, Slots: h.Slots, Type: h.Type, Model: h.Model, Tags: h.Tags, Status: h.Status, GPUModel: h.GPUModel}
 		if hasMem {
 			host.Capacity = []float64{h.Mem}
 			if h.Mem < 0 {
 				host.Capacity[0] = math.NaN()
 			}
+		}
+		if hasGPUs {
+			g := math.NaN()
+			if h.GPUs > 0 {
+				g = float64(h.GPUs)
+			}
+			host.Capacity = append(host.Capacity, g)
 		}
 		c.Hosts = append(c.Hosts, host)
 	}
@@ -106,6 +129,16 @@ func Build(s Spec) *cluster.Cluster {
 			if job.Depend, err = depend.Parse(j.Depend); err != nil {
 				panic(err)
 			}
+		}
+		if j.GPU != "" {
+			g, err := gpureq.Parse(j.GPU)
+			if err != nil {
+				panic(err)
+			}
+			if job.Req, err = gpureq.Merge(job.Req, g); err != nil {
+				panic(err)
+			}
+			job.GPU = &g
 		}
 		if j.Queue != "" {
 			q, ok := c.QueueByName(j.Queue)

@@ -116,7 +116,10 @@ type Submit struct {
 	Exclusive bool `json:"exclusive,omitempty"`
 	// Depend is the job's dependency expression (-w, LSF's syntax;
 	// docs/dependencies.md), "" for none.
-	Depend     string `json:"depend,omitempty"`
+	Depend string `json:"depend,omitempty"`
+	// GPU is the job's GPU requirement as written (-gpu, LSF's syntax;
+	// docs/gpus.md), "" for none.
+	GPU        string `json:"gpu,omitempty"`
 	Array      string `json:"array,omitempty"`
 	ArrayJob   JobID  `json:"array_job,omitempty"`
 	ArrayIndex int64  `json:"array_index,omitempty"`
@@ -167,12 +170,16 @@ type Placement struct {
 	Shared map[string]float64 `json:"shared,omitempty"`
 }
 
-// HostAlloc is what a job holds on one host: slots, and the consumables it
-// reserved (mem in MB).
+// HostAlloc is what a job holds on one host: slots, the consumables it
+// reserved (mem in MB) and, in a placement, the indices of the host's
+// GPUs it holds (ascending; as many as its ngpus_physical; docs/gpus.md).
+// The log carries the devices so that a replay never chooses them again.
+// A reservation names none: devices are chosen when a job starts.
 type HostAlloc struct {
 	Host  string             `json:"host"`
 	Slots int                `json:"slots"`
 	Res   map[string]float64 `json:"res,omitempty"`
+	GPUs  []int              `json:"gpus,omitempty"`
 }
 
 // Pending is a job a cycle left pending, with its main reason's code (a

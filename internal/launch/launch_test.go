@@ -381,3 +381,44 @@ func TestArrayElementEnv(t *testing.T) {
 		t.Errorf("FromEvents: array %d index %d", got.ArrayJob, got.ArrayIndex)
 	}
 }
+
+// TestGPUEnv: a job holding g1's devices 0 and 2 (its first host, where
+// its command runs) and g2's 1 sees CUDA_VISIBLE_DEVICES=0,2, XCE_GPUS
+// with every host's and its mode; a stale value from the submit
+// environment is replaced, and a job holding no GPU has none of them.
+func TestGPUEnv(t *testing.T) {
+	sub := &event.Submit{Job: 5, GPU: "num=2:mode=exclusive_process", Command: []string{"x"}, Cwd: "/",
+		Env: []string{"CUDA_VISIBLE_DEVICES=7", "XCE_GPUS=stale", "KEEP=1"}}
+	pl := &event.Placement{Job: 5, Attempt: 1, Hosts: []event.HostAlloc{{Host: "g1", Slots: 2, GPUs: []int{0, 2}}, {Host: "c1", Slots: 1}, {Host: "g2", Slots: 1, GPUs: []int{1}}}}
+	s := FromEvents(sub, pl)
+	if want := []HostGPUs{{"g1", []int{0, 2}}, {"g2", []int{1}}}; !reflect.DeepEqual(s.GPUs, want) || s.GPUMode != "exclusive_process" {
+		t.Fatalf("FromEvents: GPUs %+v mode %q", s.GPUs, s.GPUMode)
+	}
+	env := s.jobEnv()
+	for _, want := range []string{"CUDA_VISIBLE_DEVICES=0,2", "XCE_GPUS=g1:0,2 g2:1", "XCE_GPU_MODE=exclusive_process", "KEEP=1"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("environment %q lacks %s", env, want)
+		}
+	}
+	if slices.Contains(env, "CUDA_VISIBLE_DEVICES=7") || slices.Contains(env, "XCE_GPUS=stale") {
+		t.Errorf("environment %q keeps the submit environment's GPU variables", env)
+	}
+	// The rusage[ngpus_physical] form: shared mode. Devices on other
+	// hosts only: the first host shows none.
+	s = FromEvents(&event.Submit{Job: 6, Command: []string{"x"}, Cwd: "/"}, &event.Placement{Job: 6, Attempt: 1,
+		Hosts: []event.HostAlloc{{Host: "c1", Slots: 1}, {Host: "g2", Slots: 1, GPUs: []int{0}}}})
+	env = s.jobEnv()
+	for _, want := range []string{"CUDA_VISIBLE_DEVICES=", "XCE_GPUS=g2:0", "XCE_GPU_MODE=shared"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("environment %q lacks %s", env, want)
+		}
+	}
+	// No GPU: none of the variables, not even the submit environment's.
+	s = FromEvents(&event.Submit{Job: 7, Command: []string{"x"}, Cwd: "/", Env: []string{"CUDA_VISIBLE_DEVICES=3"}},
+		&event.Placement{Job: 7, Attempt: 1, Hosts: []event.HostAlloc{{Host: "c1", Slots: 1}}})
+	if env = s.jobEnv(); slices.ContainsFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=") || strings.HasPrefix(kv, "XCE_GPU")
+	}) {
+		t.Errorf("a job without GPUs has %q", env)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/internal/event"
 )
 
@@ -78,6 +79,20 @@ type Spec struct {
 	// ArrayJob and ArrayIndex: for an element of a job array, the array's
 	// ID and the element's index (docs/arrays.md); 0 otherwise.
 	ArrayJob, ArrayIndex int64
+	// GPUs are the devices the job holds, per host, in the placement's
+	// order (hosts where it holds none left out); GPUMode is the compute
+	// mode it asked for (-gpu mode=; "" means "shared"). A job that
+	// holds GPUs gets CUDA_VISIBLE_DEVICES, XCE_GPUS and XCE_GPU_MODE
+	// (docs/gpus.md).
+	GPUs    []HostGPUs
+	GPUMode string
+}
+
+// HostGPUs is the devices (indices of the host's GPUs) a job holds on one
+// host.
+type HostGPUs struct {
+	Host    string
+	Devices []int
 }
 
 // FromEvents returns the Spec of attempt pl.Attempt of job sub.Job as the
@@ -102,7 +117,32 @@ func FromEvents(sub *event.Submit, pl *event.Placement) Spec {
 
 		ArrayJob:   sub.ArrayJob,
 		ArrayIndex: sub.ArrayIndex,
+
+		GPUs:    gpusOf(pl.Hosts),
+		GPUMode: gpuMode(sub.GPU),
 	}
+}
+
+// gpusOf returns the devices a placement's hosts hold, in its order.
+func gpusOf(hosts []event.HostAlloc) []HostGPUs {
+	var out []HostGPUs
+	for _, h := range hosts {
+		if len(h.GPUs) > 0 {
+			out = append(out, HostGPUs{Host: h.Host, Devices: h.GPUs})
+		}
+	}
+	return out
+}
+
+// gpuMode returns the compute mode a submit's -gpu asks for: "" without
+// -gpu (the rusage[ngpus_physical] form: jobEnv says "shared"), "shared"
+// when it does not parse (the server checked it).
+func gpuMode(gpu string) string {
+	if gpu == "" {
+		return ""
+	}
+	r, _ := gpureq.Parse(gpu) // Default on error
+	return r.Mode.String()
 }
 
 // HostsOf returns a placement's hosts one entry per slot, in the
@@ -141,6 +181,16 @@ func (s *Spec) validate() error {
 	for _, h := range s.Hosts {
 		if h == "" || strings.ContainsAny(h, " \t\n\x00") {
 			return bad("host name %q", h)
+		}
+	}
+	for _, g := range s.GPUs {
+		if g.Host == "" || strings.ContainsAny(g.Host, " \t\n\x00:") {
+			return bad("GPU host name %q", g.Host)
+		}
+		for _, d := range g.Devices {
+			if d < 0 || d >= gpureq.MaxDevices {
+				return bad("GPU %d on %s", d, g.Host)
+			}
 		}
 	}
 	for _, kv := range s.Env {
@@ -221,6 +271,28 @@ func mcpuHosts(hosts []string) string {
 	return strings.Join(parts, " ")
 }
 
+// gpuEnv returns CUDA_VISIBLE_DEVICES, the devices the job holds on its
+// first host, where its command runs ("0,1"; "" when it holds none
+// there), and XCE_GPUS, the devices on every host that has some, in the
+// placement's order ("g1:0,1 g2:3").
+func (s *Spec) gpuEnv() (visible, all string) {
+	list := func(devs []int) string {
+		parts := make([]string, len(devs))
+		for i, d := range devs {
+			parts[i] = strconv.Itoa(d)
+		}
+		return strings.Join(parts, ",")
+	}
+	parts := make([]string, len(s.GPUs))
+	for i, g := range s.GPUs {
+		parts[i] = g.Host + ":" + list(g.Devices)
+		if len(s.Hosts) > 0 && g.Host == s.Hosts[0] && visible == "" {
+			visible = list(g.Devices)
+		}
+	}
+	return visible, strings.Join(parts, " ")
+}
+
 // jobEnv returns the job's environment: the submit environment without
 // the variables xce sets, then those variables.
 func (s *Spec) jobEnv() []string {
@@ -244,10 +316,21 @@ func (s *Spec) jobEnv() []string {
 		set = append(set, [2]string{"XCE_ARRAY_JOBID", strconv.FormatInt(s.ArrayJob, 10)},
 			[2]string{"XCE_ARRAY_INDEX", index}, [2]string{"LSB_JOBINDEX", index})
 	}
-	ours := make(map[string]bool, len(set))
+	if len(s.GPUs) > 0 {
+		visible, all := s.gpuEnv()
+		mode := s.GPUMode
+		if mode == "" {
+			mode = gpureq.Shared.String()
+		}
+		set = append(set, [2]string{"CUDA_VISIBLE_DEVICES", visible}, [2]string{"XCE_GPUS", all}, [2]string{"XCE_GPU_MODE", mode})
+	}
+	ours := make(map[string]bool, len(set)+3)
 	for _, kv := range set {
 		ours[kv[0]] = true
 	}
+	// The GPU variables are xce's for every job: a job without GPUs does
+	// not inherit a submitting shell's (another job's) devices.
+	ours["CUDA_VISIBLE_DEVICES"], ours["XCE_GPUS"], ours["XCE_GPU_MODE"] = true, true, true
 	env := make([]string, 0, len(s.Env)+len(set))
 	for _, kv := range s.Env {
 		name, _, _ := strings.Cut(kv, "=")

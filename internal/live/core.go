@@ -25,6 +25,7 @@ import (
 	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/runtime"
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/jobarray"
@@ -166,13 +167,25 @@ func (k *Core) spec(sub *event.Submit, submitAt int64) (*cluster.Job, error) {
 			return nil, fmt.Errorf("job %d: dependency: %w", sub.Job, err)
 		}
 	}
+	var gpu *gpureq.Request
+	if sub.GPU != "" {
+		g, err := gpureq.Parse(sub.GPU)
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", sub.Job, err)
+		}
+		if req, err = gpureq.Merge(req, g); err != nil {
+			return nil, fmt.Errorf("job %d: gpu: %w", sub.Job, err)
+		}
+		gpu = &g
+	}
 	return &cluster.Job{ID: cluster.JobID(sub.Job), User: sub.User, Project: sub.Project, Queue: q, Submit: seconds(submitAt),
 		TasksMin: sub.TasksMin, TasksMax: sub.TasksMax, ResReq: sub.ResReq, Req: req, Estimate: est,
 		Array: cluster.JobID(sub.ArrayJob), ArrayIndex: sub.ArrayIndex, ArrayLimit: sub.ArrayLimit, Name: sub.Name, Depend: dep,
-		Exclusive: sub.Exclusive}, nil
+		Exclusive: sub.Exclusive, GPU: gpu}, nil
 }
 
-// alloc turns a placement into the scheduler's allocation.
+// alloc turns a placement into the scheduler's allocation, with the
+// devices it names (Restore takes exactly those).
 func (k *Core) alloc(id event.JobID, hosts []event.HostAlloc, shared map[string]float64) (*cluster.JobAlloc, error) {
 	c := k.Cluster
 	a := &cluster.JobAlloc{}
@@ -181,7 +194,11 @@ func (k *Core) alloc(id event.JobID, hosts []event.HostAlloc, shared map[string]
 		if !ok {
 			return nil, fmt.Errorf("job %d runs on host %q, which the configuration no longer has", id, ha.Host)
 		}
-		x := cluster.HostAlloc{Host: h, Slots: ha.Slots}
+		gpus, ok := cluster.DevicesOf(ha.GPUs)
+		if !ok {
+			return nil, fmt.Errorf("job %d: GPUs %v on host %s are not distinct device indices", id, ha.GPUs, ha.Host)
+		}
+		x := cluster.HostAlloc{Host: h, Slots: ha.Slots, GPUs: gpus}
 		for _, name := range slices.Sorted(maps.Keys(ha.Res)) {
 			r, ok := c.ResourceByName(name)
 			if !ok {
@@ -202,12 +219,12 @@ func (k *Core) alloc(id event.JobID, hosts []event.HostAlloc, shared map[string]
 }
 
 // placement turns the scheduler's allocation into a placement's hosts and
-// shared amounts.
+// shared amounts, with the devices each host's part holds.
 func (k *Core) placement(a *cluster.JobAlloc) ([]event.HostAlloc, map[string]float64) {
 	c := k.Cluster
 	hosts := make([]event.HostAlloc, 0, len(a.Hosts))
 	for _, h := range a.Hosts {
-		x := event.HostAlloc{Host: c.Hosts[h.Host].Name, Slots: h.Slots}
+		x := event.HostAlloc{Host: c.Hosts[h.Host].Name, Slots: h.Slots, GPUs: h.GPUs.List()}
 		for _, r := range h.Res {
 			if x.Res == nil {
 				x.Res = map[string]float64{}

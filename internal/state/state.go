@@ -335,6 +335,9 @@ func (s *State) checkCycle(c *event.Cycle, bad func(string, ...any) error) error
 			if h.Slots < 1 || h.Host == "" {
 				return bad("job %d: %d slots on %q", p.Job, h.Slots, h.Host)
 			}
+			if !gpusOK(h.GPUs) {
+				return bad("job %d: GPUs %v on %q are not distinct device indices, ascending", p.Job, h.GPUs, h.Host)
+			}
 		}
 		seen[p.Job] = true
 	}
@@ -362,6 +365,17 @@ func (s *State) checkCycle(c *event.Cycle, bad func(string, ...any) error) error
 		preempted[p.Job] = true
 	}
 	return nil
+}
+
+// gpusOK reports whether gpus are device indices 0 … 63, strictly
+// ascending.
+func gpusOK(gpus []int) bool {
+	for i, g := range gpus {
+		if g < 0 || g >= 64 || i > 0 && g <= gpus[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // Marshal returns s as a snapshot (JSON).

@@ -18,6 +18,13 @@ func place(id event.JobID, attempt int, host string, slots int) event.Placement 
 	return event.Placement{Job: id, Attempt: attempt, Hosts: []event.HostAlloc{{Host: host, Slots: slots}}}
 }
 
+// gpuPlace places job id's first attempt on h1 with devices gpus.
+func gpuPlace(id event.JobID, gpus ...int) event.Placement {
+	p := place(id, 1, "h1", 1)
+	p.Hosts[0].GPUs = gpus
+	return p
+}
+
 // TestLife folds one log, worked by hand: job 1 runs and exits 0 (DONE);
 // job 2 pends with a reason and a reservation, then is killed (EXIT,
 // killed by bob); job 3 runs, its host is lost, it is requeued and runs
@@ -110,6 +117,10 @@ func TestRefused(t *testing.T) {
 		"finish a pending job":  {Index: 5, Type: event.JobFinished, Finished: &event.Finished{Job: 2, Attempt: 0}},
 		"kill an unknown job":   {Index: 5, Type: event.JobKilled, Killed: &event.Killed{Job: 7, By: "a"}},
 		"payload of other type": {Index: 5, Type: event.JobKilled, Host: &event.Host{Name: "h"}},
+		"a GPU given twice":     {Index: 5, Type: event.CycleDecided, Cycle: &event.Cycle{Number: 2, Started: []event.Placement{gpuPlace(2, 1, 1)}}},
+		"GPUs out of order":     {Index: 5, Type: event.CycleDecided, Cycle: &event.Cycle{Number: 2, Started: []event.Placement{gpuPlace(2, 1, 0)}}},
+		"a negative GPU":        {Index: 5, Type: event.CycleDecided, Cycle: &event.Cycle{Number: 2, Started: []event.Placement{gpuPlace(2, -1)}}},
+		"GPU 64":                {Index: 5, Type: event.CycleDecided, Cycle: &event.Cycle{Number: 2, Started: []event.Placement{gpuPlace(2, 64)}}},
 	} {
 		before, _ := s.Marshal()
 		if err := s.Apply(e); err == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/resreq"
 )
 
@@ -47,6 +48,15 @@ func checkJob(t *testing.T, r *Request) {
 	if _, err := resreq.Parse(r.ResReq); err != nil {
 		t.Fatalf("resreq %q does not parse: %v", r.ResReq, err)
 	}
+	if r.GPU != "" {
+		g, err := gpureq.Parse(r.GPU)
+		if err != nil {
+			t.Fatalf("-gpu %q does not parse: %v", r.GPU, err)
+		}
+		if _, err := gpureq.Merge(r.Req, g); err != nil {
+			t.Fatalf("-gpu %q does not go with -R %q: %v", r.GPU, r.ResReq, err)
+		}
+	}
 	for _, s := range append([]string{r.Name, r.Queue, r.Project, r.Stdout, r.Stderr, r.Script, r.ResReq}, r.Command...) {
 		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 			t.Fatalf("value %q is not valid UTF-8 without NUL", s)
@@ -66,6 +76,7 @@ func FuzzScript(f *testing.F) {
 		"#BSUB -J a\\ b\"c d\"'e' -o o.%J -e e.%J -P p -r -rn\r\nrun\r\n",
 		"#BSUB -n x\nrun", "#BSUB -J 'abc\nrun", "#BSUB -n 2 myprog\nrun", "#BSUB -R \"select[mem>1 x\"\nrun",
 		"", "\n", "#BSUB", "run\n\xff", "echo \x00", "#BSUB -W 16666:40\nx", "#BSUB -W 1/h\nx",
+		"#BSUB -gpu \"num=2:mode=exclusive_process\"\n#BSUB -R 'select[gpu_model==A100]'\nrun\n", "#BSUB -gpu num=2:mps=yes\nrun",
 	} {
 		f.Add(s)
 	}
@@ -99,6 +110,7 @@ func FuzzPackLine(f *testing.F) {
 		"-R \"2*{select[gpu]} + 6*{rusage[mem=100]}\" ./train.sh --epochs=10 # six more",
 		`a'b'"c"d 'it'\''s' "a\"b\\c\$d\x" \ x`, "a 'b", `a "b`, `a\`, "# c", "-n 2", "-n 2 --", "a\nb\n-n x c",
 		"-pack f a", "'' a", "a\x00", "\xfe", "-n 3 -R 2*{a} a", "-W 1:2:3 x",
+		"-gpu num=1/host -R rusage[mem=1] train", "-gpu - -n 2 -R 1*{}+1*{} x",
 	} {
 		f.Add(s)
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xce-sched/xce/depend"
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
@@ -28,6 +29,7 @@ const (
 	optPack                 // -pack file (command line only)
 	optDepend               // -w 'dependency_expression'
 	optExclusive            // -x
+	optGPU                  // -gpu 'gpu_req'
 	numOpts
 )
 
@@ -58,6 +60,8 @@ func lookup(name string) (o opt, value, ok bool) {
 		return optDepend, true, true
 	case "-x":
 		return optExclusive, false, true
+	case "-gpu":
+		return optGPU, true, true
 	}
 	return 0, false, false
 }
@@ -69,7 +73,7 @@ func lsfOnly(name string) bool {
 	case "-a", "-alloc_flags", "-app", "-ar", "-B", "-b", "-C", "-c", "-clusters",
 		"-cn_cu", "-cn_mem", "-core_isolation", "-csm", "-cwd", "-D", "-data",
 		"-datachk", "-datagrp", "-E", "-Ep", "-env", "-eo", "-eptl", "-ext",
-		"-extsched", "-F", "-f", "-freq", "-G", "-g", "-gpu", "-H", "-hl",
+		"-extsched", "-F", "-f", "-freq", "-G", "-g", "-H", "-hl",
 		"-hostfile", "-I", "-Ip", "-IS", "-ISp", "-ISs", "-Is", "-IX", "-i",
 		"-is", "-Jd", "-jsdl", "-jsdl_strict", "-jsm", "-K", "-k", "-L",
 		"-ln_mem", "-ln_slots", "-Lp", "-M", "-m", "-mig", "-N", "-Ne",
@@ -102,6 +106,7 @@ type fields struct {
 	pack       string
 	depend     string
 	exclusive  bool
+	gpu        string
 }
 
 // reqPart is one -R value and its parse.
@@ -141,6 +146,8 @@ func (f *fields) overlay(o *fields) {
 			f.depend = o.depend
 		case optExclusive:
 			f.exclusive = o.exclusive
+		case optGPU:
+			f.gpu = o.gpu
 		case optPack:
 			f.pack = o.pack
 		}
@@ -265,6 +272,15 @@ func (f *fields) setValue(o opt, name string, v word) *Error {
 				return v.errAt(de.Col-1, name, "%s", de.Msg)
 			}
 			f.depend = v.val
+		}
+	case optGPU:
+		if err = checkText(v, name, gpureq.MaxLen); err == nil {
+			if _, gerr := gpureq.Parse(v.val); gerr != nil {
+				var ge *gpureq.Error
+				errors.As(gerr, &ge)
+				return v.errAt(ge.Col-1, name, "%s", ge.Msg)
+			}
+			f.gpu = v.val
 		}
 	case optName:
 		if err = checkText(v, name, MaxJobName); err == nil {

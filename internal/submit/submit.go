@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
@@ -25,8 +26,11 @@ type Request struct {
 	Depend string // -w, as written
 	// Exclusive: -x, the job runs alone on its hosts.
 	Exclusive bool
-	Queue     string // -q; "" for the default queue
-	Project   string // -P
+	// GPU is -gpu as written (LSF's syntax, checked; docs/gpus.md), ""
+	// for none.
+	GPU     string
+	Queue   string // -q; "" for the default queue
+	Project string // -P
 	// TasksMin and TasksMax: -n min[,max]; without -n, the total of a
 	// compound -R, else 1.
 	TasksMin, TasksMax int
@@ -64,6 +68,7 @@ func (r *Request) Submit() event.Submit {
 	}
 	return event.Submit{
 		Exclusive:  r.Exclusive,
+		GPU:        r.GPU,
 		Depend:     r.Depend,
 		Array:      array,
 		Name:       name,
@@ -295,8 +300,14 @@ func finish(f *fields, cmd []word, script string) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.gpu != "" {
+		g, _ := gpureq.Parse(f.gpu) // checked by setValue
+		if _, merr := gpureq.Merge(req, g); merr != nil {
+			return nil, f.at[optGPU].errAt(-1, "-gpu", "%s", merr.Error())
+		}
+	}
 	r := &Request{
-		Name: f.name, Depend: f.depend, Exclusive: f.exclusive, Queue: f.queue, Project: f.project,
+		Name: f.name, Depend: f.depend, Exclusive: f.exclusive, GPU: f.gpu, Queue: f.queue, Project: f.project,
 		TasksMin: lo, TasksMax: hi,
 		ResReq: text, Req: req,
 		Estimate: f.runMinutes * 60,
