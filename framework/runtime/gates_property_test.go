@@ -18,7 +18,8 @@ import (
 )
 
 // TestPropertyAllFeatures (issue 14): over random traces mixing job
-// arrays with caps, dependencies on earlier jobs (by ID, array, element
+// arrays with caps, a license, limits on a user group and on a host group
+// (per user), dependencies on earlier jobs (by ID, array, element
 // and name, with every condition and operator), exit codes, exclusive
 // jobs, a preemptive queue over the other (suspend or requeue), mem
 // reserved per task, host or job, and every policy, over many cycles:
@@ -27,6 +28,8 @@ import (
 //     the running and suspended jobs hold);
 //   - no array ever runs more elements than its cap;
 //   - no exclusive job shares a host with another job;
+//   - no license or limit is over-committed (limitCheck: a tally of the
+//     running jobs);
 //   - no GPU device is held by two jobs, and every running job holds as
 //     many devices on each host as its ngpus_physical counts (deviceCheck;
 //     some hosts have GPUs, some jobs ask for them with -gpu);
@@ -53,7 +56,20 @@ func TestPropertyAllFeatures(t *testing.T) {
 			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: n, Mem: float64(rapid.IntRange(2, 8).Draw(t, "mem")),
 				GPUs: rapid.IntRange(0, 3).Draw(t, "gpus")})
 		}
-		shapes := []string{"", "", "rusage[mem=1]", "span[hosts=1]"}
+		// A license pool; user group chem (alice and bob) and host group
+		// first (h0); a limit on chem's slots together and one on each
+		// user's jobs on the hosts of first.
+		lic := rapid.IntRange(1, 2).Draw(t, "lic")
+		spec.Shared = []cluster.Shared{{Name: "lic", Total: float64(lic)}}
+		spec.UserGroups = []cluster.UserGroup{{Name: "chem", Members: []string{"alice", "bob"}}}
+		spec.HostGroups = []cluster.HostGroup{{Name: "first", Members: []string{"h0"}}}
+		chemSlots := rapid.IntRange(1, 4).Draw(t, "chem slots")
+		firstJobs := rapid.IntRange(1, 2).Draw(t, "first jobs")
+		spec.Limits = []cluster.Limit{
+			{Name: "chem", Users: cluster.Consumers{Names: []string{"chem"}}, Slots: chemSlots, Jobs: -1},
+			{Name: "first", Users: cluster.Consumers{All: true, PerConsumer: true}, Hosts: cluster.Consumers{Names: []string{"first"}}, Slots: -1, Jobs: firstJobs},
+		}
+		shapes := []string{"", "", "rusage[mem=1]", "span[hosts=1]", "rusage[lic=1]"}
 		conds := []string{"done(%s)", "exit(%s)", "exit(%s, >0)", "exit(%s, 2)", "ended(%s)", "started(%s)", "%s"}
 		id := cluster.JobID(1)
 		for k := range rapid.IntRange(1, 10).Draw(t, "items") {
@@ -61,7 +77,8 @@ func TestPropertyAllFeatures(t *testing.T) {
 			base := ct.Job{Submit: int64(rapid.IntRange(0, 30).Draw(t, "submit")), Min: rapid.IntRange(1, total).Draw(t, "tasks"),
 				ResReq: rapid.SampledFrom(shapes).Draw(t, "resreq"), Runtime: rt, Estimate: rt + int64(rapid.IntRange(0, 5).Draw(t, "over")),
 				ExitCode: rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(t, "exit code"), Name: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "name"),
-				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0, Queue: rapid.SampledFrom([]string{"normal", "normal", "high"}).Draw(t, "queue")}
+				Exclusive: rapid.IntRange(0, 3).Draw(t, "exclusive") == 0, Queue: rapid.SampledFrom([]string{"normal", "normal", "high"}).Draw(t, "queue"),
+				User: rapid.SampledFrom([]string{"alice", "bob", "carol"}).Draw(t, "user")}
 			if rapid.IntRange(0, 2).Draw(t, "gpu") == 0 {
 				base.GPU = fmt.Sprintf("num=%d", rapid.IntRange(1, 2).Draw(t, "num"))
 			}
@@ -165,6 +182,10 @@ func TestPropertyAllFeatures(t *testing.T) {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
 			if err := heldCheck(c, s); err != nil {
+				t.Fatalf("after the cycle at %d: %v", e.Now, err)
+			}
+			if err := limitCheck(s, lic, chemSlots, firstJobs); err != nil {
+				dumpJobs(t, s)
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
 			if err := deviceCheck(c, s); err != nil {
@@ -286,4 +307,41 @@ func dumpJobs(t *rapid.T, s *runtime.Scheduler) {
 		t.Logf("job %d queue %d %v submit %d start %d end %d est %d suspended %d alloc %v reserved %+v on %v cycle %d preemptions %d reason %v",
 			j.Spec.ID, j.Spec.Queue, j.State, j.Spec.Submit, j.Start, j.End, j.Spec.Estimate, j.SuspendedFor, j.Alloc, j.Reserved, res, j.Cycle, j.Preemptions, j.Reasons.Main)
 	}
+}
+
+// limitCheck tallies, from the running jobs alone, the license pool (lic
+// in all), the slots of user group chem (alice and bob together, at most
+// chemSlots) and each user's jobs on host h0 (host group first, at most
+// firstJobs); a suspended job holds none of them.
+func limitCheck(s *runtime.Scheduler, lic, chemSlots, firstJobs int) error {
+	lics, chem := 0.0, 0
+	onFirst := map[string]int{}
+	for _, j := range s.Jobs {
+		if j.State != framework.Running {
+			continue
+		}
+		for _, sh := range j.Alloc.Shared {
+			lics += sh.Amount
+		}
+		if u := j.Spec.User; u == "alice" || u == "bob" {
+			chem += j.Alloc.Slots()
+		}
+		for _, h := range j.Alloc.Hosts {
+			if h.Host == 0 {
+				onFirst[j.Spec.User]++
+			}
+		}
+	}
+	if lics > float64(lic) {
+		return fmt.Errorf("running jobs hold %v licenses of %d", lics, lic)
+	}
+	if chem > chemSlots {
+		return fmt.Errorf("user group chem runs %d slots, over its limit of %d", chem, chemSlots)
+	}
+	for u, n := range onFirst {
+		if n > firstJobs {
+			return fmt.Errorf("user %s runs %d jobs on host group first, over the limit of %d", u, n, firstJobs)
+		}
+	}
+	return nil
 }
