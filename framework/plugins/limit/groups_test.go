@@ -130,25 +130,7 @@ func TestLimitGroups(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := runtime.New(ct.Build(tc.spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Cycle(context.Background(), 0); err != nil {
-				t.Fatal(err)
-			}
-			for i, j := range s.Jobs {
-				if got := outcome(s, j); got != tc.want[i] {
-					t.Errorf("job %d (%s): got %q, want %q", j.Spec.ID, j.Spec.User, got, tc.want[i])
-				}
-			}
-			for i := 0; i < s.State.NumCounters(); i++ {
-				if c := s.State.Counter(cluster.CounterID(i)); c.Used > c.Max {
-					t.Errorf("counter %d of limit %d over-committed: %v > %v", i, c.Limit, c.Used, c.Max)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCycle(t, tc.spec, tc.want) })
 	}
 }
 

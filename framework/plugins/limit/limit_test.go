@@ -223,28 +223,34 @@ func TestLimitForms(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := runtime.New(ct.Build(tc.spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Cycle(context.Background(), 0); err != nil {
-				t.Fatal(err)
-			}
-			for i, j := range s.Jobs {
-				if got := outcome(s, j); got != tc.want[i] {
-					t.Errorf("job %d: got %q, want %q", j.Spec.ID, got, tc.want[i])
-				}
-			}
-			if err := s.State.CheckInvariants(); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < s.State.NumCounters(); i++ {
-				if c := s.State.Counter(cluster.CounterID(i)); c.Used > c.Max {
-					t.Errorf("counter %d of limit %d over-committed: %v > %v", i, c.Limit, c.Used, c.Max)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCycle(t, tc.spec, tc.want) })
+	}
+}
+
+// checkCycle runs one cycle at 0 over spec and checks each job's outcome
+// against want (in job order), the state's invariants, and that no limit
+// counter is over-committed.
+func checkCycle(t *testing.T, spec ct.Spec, want []string) {
+	t.Helper()
+	s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Cycle(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range s.Jobs {
+		if got := outcome(s, j); got != want[i] {
+			t.Errorf("job %d (%s): got %q, want %q", j.Spec.ID, j.Spec.User, got, want[i])
+		}
+	}
+	if err := s.State.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < s.State.NumCounters(); i++ {
+		if c := s.State.Counter(cluster.CounterID(i)); c.Used > c.Max {
+			t.Errorf("counter %d of limit %d over-committed: %v > %v", i, c.Limit, c.Used, c.Max)
+		}
 	}
 }
 
