@@ -27,6 +27,15 @@ type Gate interface {
 	Admit(job *Job) (ok bool, why PendReasons)
 }
 
+// Counting is an optional Gate capability: admitting the job spec
+// describes takes a place the gate counts for the pass (an element under
+// its array's cap). The scheduler then first checks that the job can run
+// at all, and lets one that never can bypass the gates rather than take
+// that place; for other jobs it checks only when a gate holds them back.
+type Counting interface {
+	Counts(spec *cluster.Job) bool
+}
+
 // Waker is an optional Gate capability: after a cycle in which the gates
 // were asked, the time (seconds) at which a job the gate held back may
 // become admissible with no job submitted or ending (a think time running

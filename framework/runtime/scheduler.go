@@ -31,10 +31,15 @@ type Scheduler struct {
 	// gatesAsked: the last cycle asked the gates (some pending job was
 	// gated), whose Wakers then have a say in NextWake.
 	gatesAsked bool
-	// byID and byName index Jobs for Lookup, built at the first lookup
-	// (a scheduler whose gates look up no job pays nothing for them).
-	byID   map[cluster.JobID]*framework.Job
-	byName map[nameKey][]*framework.Job
+	// Lookup by ID searches Jobs, in ascending ID order as a scenario's,
+	// a trace's and the live scheduler's are (checked: Jobs[:idsChecked]
+	// are in order), or, once they are not, byID. byName is built at the
+	// first lookup by name. A scheduler whose gates look up no job pays
+	// nothing for them.
+	idsChecked int
+	unsorted   bool
+	byID       map[cluster.JobID]*framework.Job
+	byName     map[nameKey][]*framework.Job
 	disp   dispatcher // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
@@ -82,9 +87,7 @@ type reqKey struct {
 // (or shared with an earlier job's equal one).
 func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 	job := &framework.Job{Spec: spec}
-	if s.byID != nil {
-		s.index(job)
-	}
+	s.index(job)
 	for _, g := range s.gates {
 		job.Gated = job.Gated || g.Applies(spec)
 	}
@@ -440,8 +443,15 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 		// A job that can never run (BadRequest, or over a limit's maximum)
 		// goes on to pend with that reason: it takes no place under an
 		// array's cap, nor waits on a dependency first.
-		if j.Gated && s.runner.NeverFits(j) == "" && !s.runner.isStuck(j) {
-			if ok, why := s.admitOne(j); !ok {
+		if j.Gated {
+			// A job that can never run bypasses the gates; the check
+			// comes first where admitting would take a counted place.
+			counted := s.counted(j.Spec)
+			if counted && s.cannotRun(j) {
+				s.admitted = append(s.admitted, j)
+				continue
+			}
+			if ok, why := s.admitOne(j); !ok && (counted || !s.cannotRun(j)) {
 				j.Reasons = why
 				if j.Reserved != nil {
 					j.Reserved = nil
@@ -457,6 +467,23 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 
 // admitOne asks every gate about job, in order; the first that holds it
 // back answers.
+// cannotRun reports whether job can never run (BadRequest), or not even
+// under its limits' maxima (stuck).
+func (s *Scheduler) cannotRun(job *framework.Job) bool {
+	return s.runner.NeverFits(job) != "" || s.runner.isStuck(job)
+}
+
+// counted reports whether a gate counts the admission of the job spec
+// describes (framework.Counting).
+func (s *Scheduler) counted(spec *cluster.Job) bool {
+	for _, g := range s.gates {
+		if c, ok := g.(framework.Counting); ok && c.Counts(spec) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Scheduler) admitOne(job *framework.Job) (bool, framework.PendReasons) {
 	for _, g := range s.gates {
 		if ok, why := g.Admit(job); !ok {
@@ -470,29 +497,53 @@ func (s *Scheduler) admitOne(job *framework.Job) (bool, framework.PendReasons) {
 type nameKey struct{ user, name string }
 
 // JobByID implements framework.Lookup.
-func (s *Scheduler) JobByID(id cluster.JobID) *framework.Job { return s.indexed().byID[id] }
+func (s *Scheduler) JobByID(id cluster.JobID) *framework.Job {
+	for ; !s.unsorted && s.idsChecked < len(s.Jobs); s.idsChecked++ {
+		if k := s.idsChecked; k > 0 && s.Jobs[k].Spec.ID <= s.Jobs[k-1].Spec.ID {
+			s.unsorted = true
+			s.byID = make(map[cluster.JobID]*framework.Job, len(s.Jobs))
+			for _, j := range s.Jobs {
+				s.byID[j.Spec.ID] = j
+			}
+		}
+	}
+	if s.unsorted {
+		return s.byID[id]
+	}
+	if n := len(s.Jobs); n > 0 {
+		// IDs are most often dense: the job is where its ID says.
+		if k := id - s.Jobs[0].Spec.ID; k >= 0 && k < cluster.JobID(n) && s.Jobs[k].Spec.ID == id {
+			return s.Jobs[k]
+		}
+	}
+	if i, ok := slices.BinarySearchFunc(s.Jobs, id, func(j *framework.Job, id cluster.JobID) int { return cmp.Compare(j.Spec.ID, id) }); ok {
+		return s.Jobs[i]
+	}
+	return nil
+}
 
 // JobsByName implements framework.Lookup.
 func (s *Scheduler) JobsByName(user, name string) []*framework.Job {
-	return s.indexed().byName[nameKey{user, name}]
-}
-
-// indexed builds the Lookup indexes at the first lookup, from Jobs (every
-// job the scheduler has: lookups come in cycles, after newJob's callers
-// appended theirs), and returns s.
-func (s *Scheduler) indexed() *Scheduler {
-	if s.byID == nil {
-		s.byID, s.byName = make(map[cluster.JobID]*framework.Job, len(s.Jobs)), map[nameKey][]*framework.Job{}
+	if s.byName == nil {
+		s.byName = map[nameKey][]*framework.Job{}
 		for _, j := range s.Jobs {
-			s.index(j)
+			s.addName(j)
 		}
 	}
-	return s
+	return s.byName[nameKey{user, name}]
 }
 
-// index adds job to the Lookup indexes.
+// index adds job, about to join Jobs, to the Lookup indexes built so far.
 func (s *Scheduler) index(job *framework.Job) {
-	s.byID[job.Spec.ID] = job
+	if s.byID != nil {
+		s.byID[job.Spec.ID] = job
+	}
+	if s.byName != nil {
+		s.addName(job)
+	}
+}
+
+func (s *Scheduler) addName(job *framework.Job) {
 	if job.Spec.Name != "" {
 		k := nameKey{job.Spec.User, job.Spec.Name}
 		s.byName[k] = append(s.byName[k], job)

@@ -43,6 +43,11 @@ func (p *Plugin) Begin(int64) { clear(p.admitted) }
 // Admit implements framework.Gate: an element is admitted while its
 // array's running and already admitted elements are fewer than its cap;
 // else it pends with ArrayLimit.
+// Counts implements framework.Counting: an element under a cap takes a
+// place when admitted.
+func (p *Plugin) Counts(spec *cluster.Job) bool { return p.Applies(spec) }
+
+// Admit implements framework.Gate.
 func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 	s := job.Spec
 	if !p.Applies(s) {
