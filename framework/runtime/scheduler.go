@@ -40,7 +40,7 @@ type Scheduler struct {
 	unsorted   bool
 	byID       map[cluster.JobID]*framework.Job
 	byName     map[nameKey][]*framework.Job
-	disp   dispatcher // the cycles' dispatcher, reused
+	disp       dispatcher // the cycles' dispatcher, reused
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
