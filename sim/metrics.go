@@ -64,6 +64,12 @@ func (r *Recorder) Observe(e *Event) {
 			pending++
 		}
 	}
+	for _, j := range e.Aside {
+		if j.Reasons.Main != framework.BadRequest {
+			r.counts[j.Reasons.Main]++
+			pending++
+		}
+	}
 	r.cycles++
 	r.Series = append(r.Series, Point{T: e.Now, Pending: pending, Busy: r.busy})
 }

@@ -17,6 +17,9 @@ type Event struct {
 	Now        int64
 	Ended      []*framework.Job
 	Considered []*framework.Job
+	// Aside are the pending jobs set aside as stuck, which the cycle did
+	// not consider: they pend with the reasons they had (Scheduler.Aside).
+	Aside []*framework.Job
 }
 
 // Observe is called after each scheduling cycle.
@@ -99,10 +102,12 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 				}
 			}
 			for _, j := range s.Resumed() {
-				ends.add(j, j.Start) // pushed back by the time it was suspended
+				if j.State == framework.Running { // not preempted again by the same cycle
+					ends.add(j, j.Start) // pushed back by the time it was suspended
+				}
 			}
 			if opts.Observe != nil {
-				ev.Now, ev.Considered = now, considered
+				ev.Now, ev.Considered, ev.Aside = now, considered, s.Aside()
 				opts.Observe(&ev)
 			}
 			ev.Ended = ev.Ended[:0]

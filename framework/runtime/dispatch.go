@@ -47,6 +47,9 @@ type dispatcher struct {
 	// held is free for the jobs re-planned before it in this cycle.
 	vacated bool
 
+	// preempted: the cycle preempted a job (what it gave back may let any
+	// later job start).
+	preempted bool
 	// Preemption scratch (preempt.go): cands are the candidates of queue
 	// candsFor-1 in this cycle (candsFor 0: none yet).
 	victims   []victim
@@ -67,7 +70,7 @@ func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready = s, now, false
 	clear(d.held)
 	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
-	d.candsFor = 0
+	d.candsFor, d.preempted = 0, false
 }
 
 // Now implements framework.Dispatcher.
@@ -170,6 +173,10 @@ func (d *dispatcher) unreserve(job *framework.Job) (*framework.Reservation, bool
 // placed or reserved something ahead of it (a queue of higher priority):
 // that may have taken what it relied on.
 func (d *dispatcher) Unchanged(job *framework.Job) bool {
+	if job.Unchanged && d.preempted {
+		// A preemption earlier in the cycle gave back what the job may use.
+		job.Unchanged = false
+	}
 	if job.Unchanged && job.Reserved != nil && d.changed && !d.s.keeps[job.Spec.Queue] {
 		job.Unchanged = false
 		job.Reserved = nil

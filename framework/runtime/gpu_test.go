@@ -129,13 +129,14 @@ func TestGPUReservations(t *testing.T) {
 // 1 slot, -gpu num=1) arrive.
 //   - suspend: job 1 keeps its GPUs (a stopped process keeps its device
 //     memory; LSF preempts GPUs by requeueing), so job 2 takes its slot
-//     and both slots, and job 3, which needs a GPU, finds none: it pends
-//     for ngpus_physical (preempting job 1 would not give it one). Job 1
-//     resumes when job 2 ends (20) on the same devices 0 and 1.
+//     and both slots, and job 3, which needs a GPU, finds none (preempting
+//     job 1 would not give it one). Tried again after job 2's preemption,
+//     it finds both slots taken: it pends with NotEnoughSlots (slots are
+//     checked first). Job 1 resumes when job 2 ends (20) on the same
+//     devices 0 and 1; job 3 then finds a slot but no GPU.
 //   - requeue: job 1 gives everything back, its devices included; job 2
-//     takes both slots; job 3 pends with the reason of the queue's pass,
-//     before the preemption (every device was job 1's then), and no
-//     device is held.
+//     takes both slots; job 3, tried again, finds no slot, and no device
+//     is held.
 func TestGPUPreemption(t *testing.T) {
 	jobs := []ct.Job{
 		{ID: 1, Queue: "low", GPU: "num=2", Running: map[string]int{"g": 1}, Runtime: 100, Estimate: 100},
@@ -147,9 +148,9 @@ func TestGPUPreemption(t *testing.T) {
 		until  int64
 		want   []string
 	}{
-		{cluster.PreemptSuspend, 10, []string{"SUSP@0 g*1 Preempted", "RUN@10 g*2", "PEND NotEnoughResource"}},
+		{cluster.PreemptSuspend, 10, []string{"SUSP@0 g*1 Preempted", "RUN@10 g*2", "PEND NotEnoughSlots"}},
 		{cluster.PreemptSuspend, 20, []string{"RUN@0 g*1[0 1]", "DONE@10-20", "PEND NotEnoughResource"}},
-		{cluster.PreemptRequeue, 10, []string{"PEND Requeued", "RUN@10 g*2", "PEND NotEnoughResource"}},
+		{cluster.PreemptRequeue, 10, []string{"PEND Requeued", "RUN@10 g*2", "PEND NotEnoughSlots"}},
 	} {
 		t.Run(fmt.Sprintf("%v until %d", tc.action, tc.until), func(t *testing.T) {
 			spec := ct.Spec{Hosts: []ct.Host{{Name: "g", Slots: 2, Mem: -1, GPUs: 2}}, Jobs: jobs, Queues: preemptQueues(tc.action)}

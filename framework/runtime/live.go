@@ -73,9 +73,15 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 		s.future = slices.Delete(s.future, s.next+i, s.next+i+1)
 	} else if i := slices.Index(s.pending, job); i >= 0 {
 		s.pending = slices.Delete(s.pending, i, i+1)
+	} else if i := slices.Index(s.aside, job); i >= 0 {
+		s.aside = slices.Delete(s.aside, i, i+1)
+		if i < s.asideNew {
+			s.asideNew--
+		}
 	}
 	job.State, job.End, job.Reserved = framework.Done, now, nil
 	job.Failed, job.Cancelled = true, true
+
 	s.released, s.offPlan = true, true
 	return nil
 }
@@ -190,6 +196,7 @@ func (s *Scheduler) SetHostStatus(h cluster.HostID, st cluster.HostStatus) {
 	}
 	s.Cluster.Hosts[h].Status = st
 	s.runner.SetHostStatus(h, st)
+	s.unsetAside()
 	if s.disp.planner != nil {
 		s.disp.planner.SetHostStatus(h, st)
 	}

@@ -46,9 +46,18 @@ func (d *dispatcher) preemptSegment(seg []*framework.Job) error {
 			}
 			continue
 		}
-		started, err := d.preempt(job)
-		if err != nil {
-			return err
+		started := false
+		var err error
+		if d.preempted {
+			// An earlier preemption may have left room it fits in.
+			if started, err = d.Allocate(job); err != nil {
+				return err
+			}
+		}
+		if !started {
+			if started, err = d.preempt(job); err != nil {
+				return err
+			}
 		}
 		if started {
 			d.recheckReservations()
@@ -382,7 +391,7 @@ func (s *Scheduler) preempted(d *dispatcher, v *victim) {
 	job := v.job
 	job.Preemptions++
 	s.preemptedJobs = append(s.preemptedJobs, job)
-	d.released, s.released = true, true
+	d.released, s.released, d.preempted = true, true, true
 	if d.ready {
 		d.proj.dropEnding(job.Alloc)
 	}

@@ -126,6 +126,30 @@ func TestPreemption(t *testing.T) {
 			want: []string{"DONE@0-100", "DONE@5-115", "DONE@10-20"},
 		},
 		{
+			// Jobs 3 and 4 run one after the other (10-20, 20-30): job 1
+			// is resumed at 20 and suspended again by the same cycle, and
+			// runs its last 90 s from 30: it ends at 120.
+			name: "resumed and suspended again", hosts: []ct.Host{h("h1", 1, -1)}, until: 1000,
+			jobs: []ct.Job{run(1, "low", 1, 0, "", map[string]int{"h1": 1}), pend(3, "high", 1, ""), pend(4, "high", 1, "")},
+			want: []string{"DONE@0-120", "DONE@10-20", "DONE@20-30"},
+		},
+		{
+			// Job 3 suspends job 1 (2 slots) for one slot: job 2, of the
+			// preempted queue and pending since 5, takes the other at 10.
+			name: "what preemption frees goes to the queues after", hosts: []ct.Host{h("h1", 2, -1)}, until: 1000,
+			jobs: []ct.Job{run(1, "low", 2, 0, "", map[string]int{"h1": 2}), {ID: 2, Queue: "low", Min: 1, Submit: 5, Runtime: 10, Estimate: 10},
+				{ID: 3, Queue: "high", Min: 1, Submit: 10, Runtime: 500, Estimate: 500}},
+			want: []string{"DONE@0-600", "DONE@10-20", "DONE@10-510"},
+		},
+		{
+			// Job 3 (3 tasks) suspends jobs 1 and 2 (2 slots each); job 4
+			// fits in the slot left over.
+			name: "what a preemption leaves over", hosts: []ct.Host{h("h1", 4, -1)},
+			jobs: []ct.Job{run(1, "low", 2, 0, "", map[string]int{"h1": 2}), run(2, "low", 2, 1, "", map[string]int{"h1": 2}),
+				pend(3, "high", 3, ""), pend(4, "high", 1, "")},
+			want: []string{"SUSP@0 h1*2 Preempted", "SUSP@1 h1*2 Preempted", "RUN@10 h1*3", "RUN@10 h1*1"},
+		},
+		{
 			// Job 1 is requeued at 10 and keeps its submit time 0: when job
 			// 3 ends at 20 it starts before job 2 (submitted at 5), and
 			// runs its 100 s afresh.

@@ -71,6 +71,11 @@ type Scheduler struct {
 	// preemptedJobs and resumedJobs what the last cycle preempted and
 	// resumed (preempt.go).
 	suspended, preemptedJobs, resumedJobs []*framework.Job
+	// aside holds the stuck pending jobs no cycle considers (compactPending);
+	// aside[asideNew:] were set aside by the last cycle, which considered
+	// them.
+	aside    []*framework.Job
+	asideNew int
 
 	preparers []framework.Preparer      // the runner's, for charging restored jobs
 	compiled  map[reqKey]*framework.Job // a job per compiled request, shared by equal ones
@@ -473,15 +478,46 @@ func (s *Scheduler) holdReservations(d *dispatcher) {
 }
 
 // compactPending drops the jobs that started from the pending list.
+//
+// A pending job found stuck (PendReasons.Stuck: it could not run with
+// every open host idle and its limits unused, BadRequest included) is set
+// aside with its reasons: no cycle considers it again until a host's
+// status changes (issue 15: such jobs are set aside once, not revisited
+// every cycle).
 func (s *Scheduler) compactPending() {
+	s.asideNew = len(s.aside)
 	kept := s.pending[:0]
 	for _, j := range s.pending {
-		if j.State == framework.Pending {
+		switch {
+		case j.State != framework.Pending:
+		case j.Reasons.Stuck && j.Reserved == nil:
+			s.aside = append(s.aside, j)
+		default:
 			kept = append(kept, j)
 		}
 	}
 	clear(s.pending[len(kept):])
 	s.pending = kept
+}
+
+// Aside returns the pending jobs set aside as stuck that the last cycle
+// did not consider (those it set aside are among the jobs it returned):
+// they keep the reasons of the cycle that found them stuck. The slice is
+// the scheduler's, valid until the next cycle.
+func (s *Scheduler) Aside() []*framework.Job { return s.aside[:s.asideNew] }
+
+// unsetAside puts the jobs set aside back among the pending ones, in
+// submit order: a host whose status changed may let them run.
+func (s *Scheduler) unsetAside() {
+	if len(s.aside) == 0 {
+		return
+	}
+	s.pending = append(s.pending, s.aside...)
+	slices.SortStableFunc(s.pending, func(a, b *framework.Job) int {
+		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
+	})
+	clear(s.aside)
+	s.aside, s.asideNew = s.aside[:0], 0
 }
 
 // Running returns the running jobs in the order the scheduler saw them
@@ -512,7 +548,9 @@ func (s *Scheduler) compactRunning() {
 }
 
 // Pending returns the jobs submitted by the last cycle that are still
-// pending, in submit order. The slice is valid until the next cycle.
+// pending, in submit order, but for those set aside as stuck (they keep
+// the reasons of the cycle that found them so). The slice is valid until
+// the next cycle.
 func (s *Scheduler) Pending() []*framework.Job { return s.pending }
 
 // ReasonDetail renders the detail of reason r for job output: the name of

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"os/user"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xce-sched/xce/internal/auth"
@@ -84,6 +86,22 @@ func describe(e *event.Event, id int64) string {
 				}
 				return fmt.Sprintf("dispatched by cycle %d, attempt %d, to%s", e.Cycle.Number, p.Attempt, where)
 			}
+		}
+		var what []string
+		if slices.Contains(e.Cycle.Resumed, id) {
+			what = append(what, "resumed")
+		}
+		for _, p := range e.Cycle.Preempted {
+			if p.Job == id {
+				if p.Action == event.PreemptSuspend {
+					what = append(what, fmt.Sprintf("suspended by preemption (attempt %d)", p.Attempt))
+				} else {
+					what = append(what, fmt.Sprintf("requeued by preemption: attempt %d is killed", p.Attempt))
+				}
+			}
+		}
+		if len(what) > 0 {
+			return fmt.Sprintf("cycle %d: %s", e.Cycle.Number, strings.Join(what, ", then "))
 		}
 		return fmt.Sprintf("cycle %d", e.Cycle.Number)
 	case event.JobStarted:

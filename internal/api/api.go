@@ -460,7 +460,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range k.State.Jobs {
-			if (user == "all" || j.User == user) && (all || j.State == state.Pend || j.State == state.Run) {
+			if (user == "all" || j.User == user) && (all || j.State == state.Pend || j.State == state.Run || j.State == state.Susp) {
 				add(j)
 			}
 		}

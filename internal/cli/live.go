@@ -238,6 +238,9 @@ func writeJobs(w io.Writer, jobs []api.JobInfo) error {
 				hs = append(hs, fmt.Sprintf("%d*%s", j.Hosts[h], h))
 			}
 			where = strings.Join(hs, " ")
+			if j.State == "SUSP" && j.Reason != "" {
+				where += " (" + j.Reason + ")"
+			}
 			if j.State == "EXIT" {
 				where += fmt.Sprintf(" (exit %d%s)", j.ExitCode, suffix(j.Signal, j.EndReason))
 			}

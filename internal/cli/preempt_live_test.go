@@ -73,6 +73,10 @@ func TestServePreemptSuspend(t *testing.T) {
 	if js[0].Reason != "Preempted" {
 		t.Errorf("job 1: reason %q, want Preempted", js[0].Reason)
 	}
+	// bjobs lists suspended jobs by default, with why.
+	if _, out, _ := run("jobs"); !strings.Contains(out, "SUSP") || !strings.Contains(out, "1*h1 (Preempted)") {
+		t.Errorf("xce jobs does not show job 1 suspended:\n%s", out)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for procState(pid) != "T" && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -91,6 +95,9 @@ func TestServePreemptSuspend(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "count")); !strings.HasSuffix(string(b), "\n40\n") || strings.Count(string(b), "\n") != 40 {
 		t.Errorf("job 1 counted %q, want 1 … 40 once", b)
+	}
+	if _, out, _ := run("history", "1"); !strings.Contains(out, "suspended by preemption (attempt 1)") || !strings.Contains(out, ": resumed") {
+		t.Errorf("xce history 1 does not tell the preemption:\n%s", out)
 	}
 	if code, out, errs := run("sim", "verify", "--data", filepath.Join(dir, "data")); code != ExitOK {
 		t.Errorf("sim verify: exit %d, %s %s", code, out, errs)

@@ -181,7 +181,9 @@ func (s *State) Apply(e event.Event) error {
 		if j.State == Pend {
 			j.State, j.EndTime, j.EndReason, j.Reserved = Exit, e.At, "killed", nil
 			j.Reason, j.Detail = "", ""
-			j.Requeuing = false // its requeued run's finish, if it comes, is dropped
+			if j.Requeuing { // its killed run's finish, if it comes, is dropped
+				j.Requeuing, j.Hosts, j.Shared, j.Host, j.PID = false, nil, nil, "", 0
+			}
 		}
 	case event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened:
 		h := s.host(e.Host.Name)
@@ -228,7 +230,9 @@ func (s *State) applyCycle(e event.Event) {
 	}
 	for _, p := range c.Preempted {
 		j := s.Job(p.Job)
-		j.Events = append(j.Events, e.Index)
+		if n := len(j.Events); n == 0 || j.Events[n-1] != e.Index { // resumed by the same cycle
+			j.Events = append(j.Events, e.Index)
+		}
 		if p.Action == event.PreemptSuspend {
 			j.State, j.Held, j.SuspendTime, j.Reason = Susp, p.Held, e.At, "Preempted"
 			continue
