@@ -160,7 +160,7 @@ func replayEvents(ctx context.Context, f *simFlags, st *state.State, base *clust
 		Hosts: len(h.Prepared.Cluster.Hosts), TotalSlots: h.Prepared.TotalSlots, NeverRan: h.NeverRan, Unfinished: h.Unfinished,
 		Recorded: h.Recorded, Simulated: sum}
 	if f.out != "" {
-		if err := writeSimOut(f.out, s, h.Workload, rec, res); err != nil {
+		if err := writeSimOut(f.out, s, h.Workload, rec, res, plotCaption(res.Workload, res.Policy, res.Hosts, res.TotalSlots)); err != nil {
 			return res, err
 		}
 	}
@@ -188,7 +188,7 @@ func writeHistoryOut(dir string, w *sim.Workload, series []sim.Point, slots int,
 	if err := writeMetricsJSON(dir, res); err != nil {
 		return err
 	}
-	return writePlots(dir, series, slots)
+	return writePlots(dir, series, slots, plotCaption(res.Workload, res.Policy, res.Hosts, res.TotalSlots))
 }
 
 // writeFromData prints the recorded and simulated metrics side by side.

@@ -139,7 +139,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped,
 		SkippedLines: read.Skipped, OutOfOrder: read.OutOfOrder}
 	if f.out != "" {
-		if err := writeSimOut(f.out, s, w, rec, res); err != nil {
+		if err := writeSimOut(f.out, s, w, rec, res, plotCaption(res.Workload, res.Policy, res.Hosts, res.TotalSlots)); err != nil {
 			return err
 		}
 	}
@@ -275,8 +275,9 @@ func writeSimTable(w io.Writer, r simResult) error {
 }
 
 // writeSimOut writes the schedule as SWF (wait and run times as
-// simulated), metrics.json and the two plots into dir.
-func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Recorder, res any) error {
+// simulated), metrics.json and the two plots, titled with caption, into
+// dir.
+func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Recorder, res any, caption string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -290,7 +291,14 @@ func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Rec
 	for _, h := range s.Cluster.Hosts {
 		slots += h.Slots
 	}
-	return writePlots(dir, rec.Series, slots)
+	return writePlots(dir, rec.Series, slots, caption)
+}
+
+// plotCaption says what a run replayed, for its plots' titles: "KTH.swf,
+// easy, 100 hosts (100 slots)".
+func plotCaption(workload, policy string, hosts, slots int) string {
+	workload = filepath.Base(workload)
+	return fmt.Sprintf("%s, %s, %d %s (%d %s)", workload, policy, hosts, plural(hosts, "host", "hosts"), slots, plural(slots, "slot", "slots"))
 }
 
 // writeMetricsJSON writes res, indented, to dir/metrics.json.
