@@ -13,12 +13,13 @@ import (
 // fits, each job of the queue still pending may take what running jobs of
 // the queues it preempts (cluster.Queue.Preemptive, LSF's
 // PREEMPTION = PREEMPTIVE[...]) hold. The runner plans the job on the
-// state with every such job's preemptable part given back; if that
-// succeeds, the victims are the fewest of them the placement needs, then
-// the most recently started, and only then is anything preempted: never
-// for nothing. A victim of a queue whose action is suspend keeps its
-// memory and resumes where it ran once its hosts have room again; one
-// whose action is requeue is killed and pends again with its submit time.
+// state with such jobs' preemptable parts given back (in batches, the most
+// recently started first); if that succeeds, the victims are the fewest
+// the placement needs, then the most recently started, and only then is
+// anything preempted: never for nothing. A victim of a queue whose action
+// is suspend keeps its memory and GPUs and resumes where it ran once its
+// hosts have room again; one whose action is requeue is killed and pends
+// again with its submit time.
 // The state changes at once, so a later preemptor of the same cycle sees
 // the victims gone and the slots taken: no victim is picked twice and no
 // freed slot counted twice.
