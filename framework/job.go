@@ -80,7 +80,8 @@ type Job struct {
 	Preemptions, Requeues int
 	// Requeuing: the live scheduler's previous run of this requeued job
 	// is still being killed; no cycle starts it (it pends with Requeued)
-	// until the caller clears the flag, once the run is gone.
+	// until the caller clears the flag, once the run is gone. Set it with
+	// the scheduler's SetRequeuing.
 	Requeuing bool
 }
 

@@ -59,6 +59,14 @@ type Dispatcher interface {
 	Unchanged(job *Job) bool
 }
 
+// ArrivalOrder is an optional Picker capability: the picker orders a
+// queue's jobs by arrival (submit time, then ID), which is the order the
+// scheduler keeps its pending jobs in, so the scheduler need not ask it
+// (a cycle then costs nothing per job for ordering).
+type ArrivalOrder interface {
+	ArrivalOrder()
+}
+
 // KeepsReservations is an optional Policy capability: a job's reservation
 // outlives the cycle that made it. It stays in every later cycle's
 // projection, and only the job's own Earliest may move it, and only to an

@@ -18,7 +18,7 @@ import (
 // off its estimate).
 func (s *Scheduler) gate(now int64) []*framework.Job {
 	s.gatesAsked = false
-	if !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated || j.Requeuing }) {
+	if s.gated+s.requeuing == 0 || !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated || j.Requeuing }) {
 		return s.order
 	}
 	s.gatesAsked = true
@@ -140,5 +140,20 @@ func (s *Scheduler) addName(job *framework.Job) {
 	if job.Spec.Name != "" {
 		k := nameKey{job.Spec.User, job.Spec.Name}
 		s.byName[k] = append(s.byName[k], job)
+	}
+}
+
+// SetRequeuing sets job's Requeuing flag (framework.Job.Requeuing): the
+// live scheduler's previous run of the requeued job is still being
+// killed (on), or is gone (off).
+func (s *Scheduler) SetRequeuing(job *framework.Job, on bool) {
+	if job.Requeuing == on {
+		return
+	}
+	job.Requeuing = on
+	if on {
+		s.requeuing++
+	} else {
+		s.requeuing--
 	}
 }

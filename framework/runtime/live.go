@@ -81,6 +81,7 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 	}
 	job.State, job.End, job.Reserved = framework.Done, now, nil
 	job.Failed, job.Cancelled = true, true
+	s.SetRequeuing(job, false)
 
 	s.released, s.offPlan = true, true
 	return nil

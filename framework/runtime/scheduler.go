@@ -52,7 +52,11 @@ type Scheduler struct {
 	released bool   // resources were released since the last cycle
 	offPlan  bool   // ... by a job that ended before or after its estimated end
 	stable   []bool // per queue: its picker keeps a stable order
-	keeps    []bool // per queue: its policy keeps reservations
+	arrival  []bool // per queue: its picker orders by arrival (framework.ArrivalOrder)
+	// gated counts the jobs a gate applies to, requeuing those whose
+	// killed run is not gone yet: without either, a cycle asks no gate.
+	gated, requeuing int
+	keeps            []bool // per queue: its policy keeps reservations
 	// unguarded: since the last cycle, a job was placed over the kept
 	// reservations (a fallback of Dispatcher.Block), which may no longer
 	// fit.
@@ -95,6 +99,9 @@ func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 	s.index(job)
 	for _, g := range s.gates {
 		job.Gated = job.Gated || g.Applies(spec)
+	}
+	if job.Gated {
+		s.gated++
 	}
 	if spec.Req == nil {
 		job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
@@ -216,6 +223,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.pickers = append(s.pickers, picker)
 		_, stable := picker.(framework.StableOrder)
 		s.stable = append(s.stable, stable)
+		_, arrival := picker.(framework.ArrivalOrder)
+		s.arrival = append(s.arrival, arrival)
 		if o, ok := picker.(framework.Observer); ok && !slices.Contains(s.observers, o) {
 			s.observers = append(s.observers, o)
 		}
@@ -349,7 +358,9 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		for hi < len(s.order) && s.order[hi].Spec.Queue == q {
 			hi++
 		}
-		s.pickers[q].Order(now, s.order[lo:hi])
+		if !s.arrival[q] { // the pending jobs are in arrival order already
+			s.pickers[q].Order(now, s.order[lo:hi])
+		}
 		lo = hi
 	}
 	defer s.compactPending()

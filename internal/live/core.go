@@ -83,7 +83,7 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 					sched.RestoreReservation(k.jobs[j.Job], r.Start, alloc)
 				}
 			}
-			k.jobs[j.Job].Requeuing = j.Requeuing
+			k.Sched.SetRequeuing(k.jobs[j.Job], j.Requeuing)
 		case state.Susp:
 			spec, err := k.spec(&j.Submit, j.SubmitTime)
 			if err != nil {
@@ -445,7 +445,7 @@ func (k *Core) Apply(e event.Event) error {
 		}
 		if j.Requeuing {
 			// The run preemption requeued is gone: the job may start.
-			j.Requeuing = false
+			k.Sched.SetRequeuing(j, false)
 			break
 		}
 		if e.Finished.Requeued {
@@ -496,7 +496,7 @@ func (k *Core) Cycle(ctx context.Context, now int64) (e event.Event, ok bool, er
 		} else {
 			// Its run is killed; it may start again once that run's
 			// finish is in the log.
-			j.Requeuing = true
+			k.Sched.SetRequeuing(j, true)
 		}
 		c.Preempted = append(c.Preempted, p)
 	}

@@ -17,9 +17,14 @@ const Name = "priority"
 type Plugin struct{}
 
 var (
-	_ framework.Picker      = Plugin{}
-	_ framework.StableOrder = Plugin{}
+	_ framework.Picker       = Plugin{}
+	_ framework.StableOrder  = Plugin{}
+	_ framework.ArrivalOrder = Plugin{}
 )
+
+// ArrivalOrder implements framework.ArrivalOrder: the order is by
+// arrival.
+func (Plugin) ArrivalOrder() {}
 
 // StableOrder implements framework.StableOrder: arrival order is stable,
 // and new jobs arrive last.
