@@ -174,8 +174,13 @@ func (d *dispatcher) unreserve(job *framework.Job) (*framework.Reservation, bool
 // that may have taken what it relied on.
 func (d *dispatcher) Unchanged(job *framework.Job) bool {
 	if job.Unchanged && d.preempted {
-		// A preemption earlier in the cycle gave back what the job may use.
+		// A preemption earlier in the cycle gave back what the job may use:
+		// it is planned afresh, and a floating reservation kept for it to
+		// re-record (not in the projection) goes.
 		job.Unchanged = false
+		if !d.s.keeps[job.Spec.Queue] {
+			job.Reserved = nil
+		}
 	}
 	if job.Unchanged && job.Reserved != nil && d.changed && !d.s.keeps[job.Spec.Queue] {
 		job.Unchanged = false
