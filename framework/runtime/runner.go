@@ -475,19 +475,20 @@ func (r *Runner) termFits(job *framework.Job, term *framework.Term, nslots int, 
 	if !term.Select.Match(vals) || !term.SameDefined(vals) || vals[cluster.ColSlots] < float64(nslots) {
 		return false
 	}
+	// A resource has one reserve method: each amount stands alone.
 	for _, ru := range term.PerSlot {
-		if !cluster.Within(term.HostAmount(ru.Res, nslots, r.first), st.Free(h, ru.Res)) {
+		if !cluster.Within(ru.Amount*float64(nslots), st.Free(h, ru.Res)) {
 			return false
 		}
 	}
 	for _, ru := range term.PerHost {
-		if !cluster.Within(term.HostAmount(ru.Res, nslots, r.first), st.Free(h, ru.Res)) {
+		if !cluster.Within(ru.Amount, st.Free(h, ru.Res)) {
 			return false
 		}
 	}
 	if r.first {
 		for _, ru := range term.PerJob {
-			if !cluster.Within(term.HostAmount(ru.Res, nslots, true), st.Free(h, ru.Res)) {
+			if !cluster.Within(ru.Amount, st.Free(h, ru.Res)) {
 				return false
 			}
 		}

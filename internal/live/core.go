@@ -84,7 +84,7 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 				}
 			}
 			k.Sched.SetRequeuing(k.jobs[j.Job], j.Requeuing)
-		case state.Susp:
+		case state.Run, state.Susp:
 			spec, err := k.spec(&j.Submit, j.SubmitTime)
 			if err != nil {
 				return nil, err
@@ -93,21 +93,15 @@ func New(c *cluster.Cluster, st *state.State, reg framework.Registry) (*Core, er
 			if err != nil {
 				return nil, err
 			}
-			held, err := k.alloc(j.Job, j.Held, nil)
-			if err != nil {
-				return nil, err
-			}
-			if k.jobs[j.Job], err = sched.RestoreSuspended(spec, alloc, held, seconds(j.StartTime), seconds(j.SuspendTime), seconds(j.Suspended)); err != nil {
-				return nil, err
-			}
-		case state.Run:
-			spec, err := k.spec(&j.Submit, j.SubmitTime)
-			if err != nil {
-				return nil, err
-			}
-			alloc, err := k.alloc(j.Job, j.Hosts, j.Shared)
-			if err != nil {
-				return nil, err
+			if j.State == state.Susp {
+				held, err := k.alloc(j.Job, j.Held, nil)
+				if err != nil {
+					return nil, err
+				}
+				if k.jobs[j.Job], err = sched.RestoreSuspended(spec, alloc, held, seconds(j.StartTime), seconds(j.SuspendTime), seconds(j.Suspended)); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			if k.jobs[j.Job], err = sched.Restore(spec, alloc, seconds(j.StartTime)); err != nil {
 				return nil, err
