@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/xce-sched/xce/sim"
@@ -25,13 +26,60 @@ func writePlots(dir string, series []sim.Point, totalSlots int, caption string) 
 	if len(series) < 2 {
 		return nil
 	}
-	unit := timeUnitFor(series[len(series)-1].T - series[0].T)
-	busy := binned(series, unit, func(p sim.Point) float64 { return float64(p.Busy) / float64(max(totalSlots, 1)) }, false)
-	queue := binned(series, unit, func(p sim.Point) float64 { return float64(p.Pending) }, true)
-	if err := linePlot(filepath.Join(dir, "utilization.png"), "Utilization — "+caption, "busy slots / total (mean per bin)", unit, busy, false); err != nil {
+	return drawRuns(dir, "", []string{""}, [][]sim.Point{series}, totalSlots, caption)
+}
+
+// drawRuns draws dir/<prefix>utilization.png and dir/<prefix>queue.png
+// with one line per run (runs[i], named names[i]; with more than one run,
+// in a legend), each binned as writePlots says over the span of all the
+// runs, in one time unit, so that the lines share their bins and x-axis.
+// Each run's line stops where its own samples do.
+func drawRuns(dir, prefix string, names []string, runs [][]sim.Point, totalSlots int, caption string) error {
+	sp := spanOf(runs)
+	unit := timeUnitFor(sp.t1 - sp.t0)
+	busy := make([]plotLine, 0, len(runs))
+	queue := make([]plotLine, 0, len(runs))
+	for i, s := range runs {
+		if len(s) == 0 {
+			continue
+		}
+		busy = append(busy, plotLine{names[i], binned(s, sp, unit, func(p sim.Point) float64 { return float64(p.Busy) / float64(max(totalSlots, 1)) }, false)})
+		queue = append(queue, plotLine{names[i], binned(s, sp, unit, func(p sim.Point) float64 { return float64(p.Pending) }, true)})
+	}
+	if len(busy) == 0 {
+		return nil
+	}
+	if err := linePlot(filepath.Join(dir, prefix+"utilization.png"), "Utilization — "+caption, "busy slots / total (mean per bin)", unit, busy, false); err != nil {
 		return err
 	}
-	return linePlot(filepath.Join(dir, "queue.png"), "Queue length — "+caption, "pending jobs (most per bin)", unit, queue, true)
+	return linePlot(filepath.Join(dir, prefix+"queue.png"), "Queue length — "+caption, "pending jobs (most per bin)", unit, queue, true)
+}
+
+// plotLine is one named line of a plot.
+type plotLine struct {
+	name string
+	pts  plotter.XYs
+}
+
+// plotSpan is the time range (seconds) a plot's bins divide.
+type plotSpan struct{ t0, t1 int64 }
+
+// spanOf returns the span from the earliest first sample of the runs to
+// the latest last one (runs without samples do not count).
+func spanOf(runs [][]sim.Point) plotSpan {
+	var sp plotSpan
+	seen := false
+	for _, s := range runs {
+		if len(s) == 0 {
+			continue
+		}
+		if !seen {
+			sp, seen = plotSpan{s[0].T, s[len(s)-1].T}, true
+			continue
+		}
+		sp.t0, sp.t1 = min(sp.t0, s[0].T), max(sp.t1, s[len(s)-1].T)
+	}
+	return sp
 }
 
 // timeUnit is a plot's time axis unit.
@@ -52,21 +100,26 @@ func timeUnitFor(span int64) timeUnit {
 	return timeUnit{"days", 86400}
 }
 
-// binned reduces the series to plotBins equal time bins between the first
-// and last sample: each bin's time-weighted mean of value (each sample
-// holds until the next), or, with most, the largest value held during the
-// bin. x is the bin's start (most: for steps) or middle, in unit.
-func binned(series []sim.Point, unit timeUnit, value func(sim.Point) float64, most bool) plotter.XYs {
-	t0, t1 := series[0].T, series[len(series)-1].T
-	width := float64(t1-t0) / plotBins
-	if width <= 0 {
-		return plotter.XYs{{X: 0, Y: value(series[0])}}
+// binned reduces the series to plotBins equal time bins dividing sp: each
+// bin's time-weighted mean of value over the part of the bin the series
+// covers (each sample holds until the next), or, with most, the largest
+// value held during the bin. Bins the series does not reach (before its
+// first sample or after its last, when sp is wider than the series) are
+// left out, so that its line stops where the series does. x is the bin's
+// start (most: for steps) or middle, in unit, from sp.t0. A series of one
+// sample, or an empty span, gives that sample alone.
+func binned(series []sim.Point, sp plotSpan, unit timeUnit, value func(sim.Point) float64, most bool) plotter.XYs {
+	width := float64(sp.t1-sp.t0) / plotBins
+	alone := plotter.XYs{{X: float64(series[0].T-sp.t0) / unit.seconds, Y: value(series[0])}}
+	if width <= 0 || len(series) < 2 {
+		return alone
 	}
 	sum := make([]float64, plotBins)
 	top := make([]float64, plotBins)
+	held := make([]float64, plotBins) // seconds of the bin the series covers
 	for i := 0; i+1 < len(series); i++ {
 		v := value(series[i])
-		a, b := float64(series[i].T-t0), float64(series[i+1].T-t0)
+		a, b := float64(series[i].T-sp.t0), float64(series[i+1].T-sp.t0)
 		for k := min(int(a/width), plotBins-1); a < b; k++ {
 			end := b
 			if k < plotBins-1 {
@@ -74,18 +127,24 @@ func binned(series []sim.Point, unit timeUnit, value func(sim.Point) float64, mo
 			}
 			if end > a { // a/width may round down to the previous bin
 				sum[k] += v * (end - a)
+				held[k] += end - a
 				top[k] = max(top[k], v)
 				a = end
 			}
 		}
 	}
-	pts := make(plotter.XYs, plotBins)
-	for k := range pts {
-		if most {
-			pts[k] = plotter.XY{X: float64(k) * width / unit.seconds, Y: top[k]}
-		} else {
-			pts[k] = plotter.XY{X: (float64(k) + 0.5) * width / unit.seconds, Y: sum[k] / width}
+	pts := make(plotter.XYs, 0, plotBins)
+	for k := range plotBins {
+		switch {
+		case held[k] == 0:
+		case most:
+			pts = append(pts, plotter.XY{X: float64(k) * width / unit.seconds, Y: top[k]})
+		default:
+			pts = append(pts, plotter.XY{X: (float64(k) + 0.5) * width / unit.seconds, Y: sum[k] / held[k]})
 		}
+	}
+	if len(pts) == 0 { // every sample at one instant
+		return alone
 	}
 	return pts
 }
@@ -111,7 +170,14 @@ func integerTicks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-func linePlot(path, title, ylabel string, unit timeUnit, pts plotter.XYs, steps bool) error {
+// legendRoom is the share of the plot's height added above the highest
+// line for each legend entry, so that the legend (top right) does not
+// hide the lines.
+const legendRoom = 0.1
+
+// linePlot draws lines into a PNG at path. One line is drawn plain; more
+// are told apart by colour and dashes and named in a legend.
+func linePlot(path, title, ylabel string, unit timeUnit, lines []plotLine, steps bool) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "time since the first event (" + unit.name + ")"
@@ -120,14 +186,25 @@ func linePlot(path, title, ylabel string, unit timeUnit, pts plotter.XYs, steps 
 	if steps {
 		p.Y.Tick.Marker = plot.TickerFunc(integerTicks)
 	}
-	line, err := plotter.NewLine(pts)
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
+	for i, l := range lines {
+		line, err := plotter.NewLine(l.pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %s: %w", path, l.name, err)
+		}
+		if steps {
+			line.StepStyle = plotter.PostStep
+		}
+		if len(lines) > 1 {
+			line.Color = plotutil.Color(i)
+			line.Dashes = plotutil.Dashes(i)
+			p.Legend.Add(l.name, line)
+		}
+		p.Add(line)
 	}
-	if steps {
-		line.StepStyle = plotter.PostStep
+	if len(lines) > 1 {
+		p.Legend.Top = true
+		p.Y.Max += p.Y.Max * legendRoom * float64(len(lines))
 	}
-	p.Add(line)
 	if err := p.Save(10*vg.Inch, 4*vg.Inch, path); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
