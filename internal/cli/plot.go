@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -10,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/xce-sched/xce/sim"
 )
@@ -133,6 +136,10 @@ func binned(series []sim.Point, sp plotSpan, unit timeUnit, value func(sim.Point
 			}
 		}
 	}
+	// A bin within the series is divided by its width, one it covers in
+	// part by the part (the sum of the pieces, which may be off the width
+	// by a rounding).
+	s0, s1, end := float64(series[0].T-sp.t0), float64(series[len(series)-1].T-sp.t0), float64(sp.t1-sp.t0)
 	pts := make(plotter.XYs, 0, plotBins)
 	for k := range plotBins {
 		switch {
@@ -140,7 +147,11 @@ func binned(series []sim.Point, sp plotSpan, unit timeUnit, value func(sim.Point
 		case most:
 			pts = append(pts, plotter.XY{X: float64(k) * width / unit.seconds, Y: top[k]})
 		default:
-			pts = append(pts, plotter.XY{X: (float64(k) + 0.5) * width / unit.seconds, Y: sum[k] / held[k]})
+			over := held[k]
+			if s0 <= float64(k)*width && (k < plotBins-1 && s1 >= float64(k+1)*width || s1 >= end) {
+				over = width
+			}
+			pts = append(pts, plotter.XY{X: (float64(k) + 0.5) * width / unit.seconds, Y: sum[k] / over})
 		}
 	}
 	if len(pts) == 0 { // every sample at one instant
@@ -170,13 +181,16 @@ func integerTicks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// legendRoom is the share of the plot's height added above the highest
-// line for each legend entry, so that the legend (top right) does not
-// hide the lines.
-const legendRoom = 0.1
+// Plot sizes.
+const (
+	plotWidth  = 10 * vg.Inch
+	plotHeight = 4 * vg.Inch
+	legendGap  = vg.Length(12) // between the plot and its legend, and after the legend
+)
 
 // linePlot draws lines into a PNG at path. One line is drawn plain; more
-// are told apart by colour and dashes and named in a legend.
+// are told apart by colour and dashes and named in a legend, drawn to the
+// right of the plot so that it never hides a line.
 func linePlot(path, title, ylabel string, unit timeUnit, lines []plotLine, steps bool) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -186,6 +200,8 @@ func linePlot(path, title, ylabel string, unit timeUnit, lines []plotLine, steps
 	if steps {
 		p.Y.Tick.Marker = plot.TickerFunc(integerTicks)
 	}
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
 	for i, l := range lines {
 		line, err := plotter.NewLine(l.pts)
 		if err != nil {
@@ -197,16 +213,41 @@ func linePlot(path, title, ylabel string, unit timeUnit, lines []plotLine, steps
 		if len(lines) > 1 {
 			line.Color = plotutil.Color(i)
 			line.Dashes = plotutil.Dashes(i)
-			p.Legend.Add(l.name, line)
+			legend.Add(l.name, line)
 		}
 		p.Add(line)
 	}
-	if len(lines) > 1 {
-		p.Legend.Top = true
-		p.Y.Max += p.Y.Max * legendRoom * float64(len(lines))
+	c, err := draw.NewFormattedCanvas(plotWidth, plotHeight, "png")
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	if err := p.Save(10*vg.Inch, 4*vg.Inch, path); err != nil {
+	dc := draw.New(c)
+	if len(lines) > 1 {
+		r := legend.Rectangle(dc)
+		width := r.Max.X - r.Min.X + 2*legendGap
+		// The legend's top is the plot area's: below the title.
+		below := p.Title.TextStyle.Rectangle(title).Size().Y + p.Title.Padding
+		legend.Draw(draw.Crop(dc, plotWidth-width+legendGap, -legendGap, 0, -below))
+		dc = draw.Crop(dc, 0, -width, 0, 0)
+	}
+	p.Draw(dc)
+	if err := writePNG(path, c); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil
+}
+
+// writePNG writes a drawn canvas to path.
+func writePNG(path string, c io.WriterTo) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := f.Close(); err == nil {
+			err = e
+		}
+	}()
+	_, err = c.WriteTo(f)
+	return err
 }
