@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -25,7 +28,7 @@ import (
 // simFlags are the flags of `xce sim`.
 type simFlags struct {
 	workload, clusterFile, policy, out, cycle string
-	fromData, config, cycles                  string
+	fromData, config, cycles, compare         string
 	tick                                      time.Duration
 	hosts, slots, jobs                        int
 	seed                                      uint64
@@ -58,7 +61,8 @@ or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
 	fl.StringVar(&f.workload, "workload", "", "SWF trace to replay (plain or .gz); default: the Lublin–Feitelson model")
 	fl.StringVar(&f.clusterFile, "cluster", "", "scenario file giving hosts, shared resources, queues and limits")
 	fl.StringVar(&f.policy, "policy", "", "policy of every queue: fcfs, firstfit, easy or conservative (default: the scenario's, else firstfit)")
-	fl.StringVar(&f.out, "out", "", "write schedule.swf, metrics.json, utilization.png and queue.png into `DIR`")
+	fl.StringVar(&f.out, "out", "", "write schedule.swf, metrics.json, utilization.png and queue.png into `DIR` (with --compare: DIR/<policy>/ for each policy, and compare-utilization.png and compare-queue.png)")
+	fl.StringVar(&f.compare, "compare", "", "replay the workload once per policy of the comma-separated `LIST` (e.g. fcfs,easy,conservative) and compare them: a table, and with --out one figure of each kind")
 	fl.IntVar(&f.hosts, "hosts", 0, "number of hosts (overrides the trace header)")
 	fl.IntVar(&f.slots, "slots", 0, "slots per host (overrides the trace header)")
 	fl.IntVar(&f.jobs, "jobs", defaultModelJobs, "number of jobs of the built-in model")
@@ -80,34 +84,39 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if f.cycle != "per-time" && f.cycle != "per-event" {
 		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
 	}
+	compare := cmd.Flags().Changed("compare")
 	if f.fromData != "" {
+		if compare {
+			return badInput(errors.New("--compare replays a workload under several policies; it does not go with --from-data"))
+		}
 		return runFromData(cmd, f)
 	}
 	if f.config != "" || cmd.Flags().Changed("tick") {
 		return badInput(errors.New("--config and --tick go with --from-data (a scenario for a workload is --cluster)"))
 	}
-	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(f.policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event",
-		Dependencies: f.dependencies}
-	if f.cycle != "per-time" && f.cycle != "per-event" {
-		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
-	}
-	if err := checkPolicy(setup.Policy); err != nil {
+	policies := []string{f.policy}
+	if compare {
+		if cmd.Flags().Changed("policy") {
+			return badInput(errors.New("--compare lists the policies to run: give it or --policy, not both"))
+		}
+		var err error
+		if policies, err = parseCompare(f.compare); err != nil {
+			return badInput(err)
+		}
+	} else if err := checkPolicy(cluster.Policy(f.policy)); err != nil {
 		return badInput(err)
 	}
 	if err := checkCounts(cmd, f); err != nil {
 		return badInput(err)
 	}
-	if f.clusterFile != "" {
-		if cmd.Flags().Changed("hosts") || cmd.Flags().Changed("slots") {
-			return badInput(errors.New("--hosts and --slots describe a cluster of identical hosts: give them or --cluster, not both"))
-		}
-		c, err := cluster.Load(f.clusterFile)
-		if err != nil {
-			return badInput(err)
-		}
-		setup.Base = c
+	if f.clusterFile != "" && (cmd.Flags().Changed("hosts") || cmd.Flags().Changed("slots")) {
+		return badInput(errors.New("--hosts and --slots describe a cluster of identical hosts: give them or --cluster, not both"))
 	}
-	w, read, err := loadWorkload(f, &setup)
+	setup, err := simSetup(f, policies[0])
+	if err != nil {
+		return err
+	}
+	w, read, err := loadWorkload(f, setup.Base)
 	if err != nil {
 		return err
 	}
@@ -115,38 +124,83 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "xce: warning: %v (%d %s out of submit order; jobs are replayed in submit order)\n",
 			read.FirstOutOfOrder, read.OutOfOrder, plural(read.OutOfOrder, "record", "records"))
 	}
+	if compare {
+		return runCompare(cmd, f, policies, setup, w, read)
+	}
+	run, err := simulate(cmd, f, setup, w, read, "simulating")
+	if err != nil {
+		return err
+	}
+	if f.out != "" {
+		if err := run.writeOut(f.out, w); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		return writeJSON(cmd.OutOrStdout(), run.res)
+	}
+	return writeSimTable(cmd.OutOrStdout(), run.res)
+}
+
+// simSetup is the setup of a run of policy ("" for the scenario's, else
+// firstfit) as the flags describe it. It loads the --cluster file afresh,
+// so that runs of several policies share no cluster.
+func simSetup(f *simFlags, policy string) (sim.Setup, error) {
+	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event",
+		Dependencies: f.dependencies}
+	switch {
+	case f.clusterFile != "":
+		c, err := cluster.Load(f.clusterFile)
+		if err != nil {
+			return setup, badInput(err)
+		}
+		setup.Base = c
+	case f.workload == "" && f.hosts == 0:
+		setup.Hosts = defaultModelHosts
+	}
+	return setup, nil
+}
+
+// simRun is one replay of a workload: what `xce sim` prints, and what
+// --out writes from.
+type simRun struct {
+	res simResult
+	s   *runtime.Scheduler
+	rec *sim.Recorder
+}
+
+// simulate replays w on setup (a fresh sim.Prepare and sim.Replay), with
+// a progress bar described by label on a terminal.
+func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload, read sim.ReadStats, label string) (simRun, error) {
 	prep, err := sim.Prepare(w, setup)
 	if err != nil {
-		return badInput(err)
+		return simRun{}, badInput(err)
 	}
 	var progress sim.Observe
-	if bar := progressBar(cmd.ErrOrStderr(), len(prep.Cluster.Jobs)); bar != nil {
+	if bar := progressBar(cmd.ErrOrStderr(), len(prep.Cluster.Jobs), label); bar != nil {
 		progress = func(e *sim.Event) { _ = bar.Add(len(e.Ended)) }
 		defer func() { _ = bar.Finish() }()
 	}
 	s, rec, sum, err := sim.Replay(cmd.Context(), prep, plugins.NewInTreeRegistry(), progress)
 	if err != nil {
 		if cmd.Context().Err() != nil {
-			return err // interrupted: a runtime failure
+			return simRun{}, err // interrupted: a runtime failure
 		}
-		return badInput(err) // the scheduler refused the cluster's configuration
+		return simRun{}, badInput(err) // the scheduler refused the cluster's configuration
 	}
-	policy := f.policy
+	policy := string(setup.Policy)
 	if policy == "" {
 		policy = policyName(prep.Cluster)
 	}
 	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policy,
 		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped,
 		SkippedLines: read.Skipped, OutOfOrder: read.OutOfOrder}
-	if f.out != "" {
-		if err := writeSimOut(f.out, s, w, rec, res, plotCaption(res.Workload, res.Policy, res.Hosts, res.TotalSlots)); err != nil {
-			return err
-		}
-	}
-	if f.asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	return writeSimTable(cmd.OutOrStdout(), res)
+	return simRun{res: res, s: s, rec: rec}, nil
+}
+
+// writeOut writes the run's outputs (writeSimOut) into dir.
+func (r simRun) writeOut(dir string, w *sim.Workload) error {
+	return writeSimOut(dir, r.s, w, r.rec, r.res, plotCaption(r.res.Workload, r.res.Policy, r.res.Hosts, r.res.TotalSlots))
 }
 
 // maxModelJobs bounds --jobs: the built-in model's jobs are held in
@@ -191,14 +245,14 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func loadWorkload(f *simFlags, setup *sim.Setup) (*sim.Workload, sim.ReadStats, error) {
+// loadWorkload reads --workload, or generates the built-in model's jobs
+// for the cluster: base's hosts when given, else --hosts (default 128) ×
+// --slots.
+func loadWorkload(f *simFlags, base *cluster.Cluster) (*sim.Workload, sim.ReadStats, error) {
 	if f.workload == "" {
 		hosts := defaultModelHosts
-		if setup.Base == nil && f.hosts == 0 {
-			setup.Hosts = defaultModelHosts
-		}
-		if setup.Base != nil {
-			hosts = len(setup.Base.Hosts)
+		if base != nil {
+			hosts = len(base.Hosts)
 		} else if f.hosts > 0 {
 			hosts = f.hosts
 		}
@@ -227,8 +281,9 @@ func policyName(c *cluster.Cluster) string {
 	return "per-queue"
 }
 
-// progressBar returns a progress bar on w when w is a terminal, else nil.
-func progressBar(w io.Writer, n int) *progressbar.ProgressBar {
+// progressBar returns a progress bar described by label on w when w is a
+// terminal, else nil.
+func progressBar(w io.Writer, n int, label string) *progressbar.ProgressBar {
 	file, ok := w.(*os.File)
 	if !ok {
 		return nil
@@ -236,40 +291,64 @@ func progressBar(w io.Writer, n int) *progressbar.ProgressBar {
 	if st, err := file.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("simulating"),
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(), progressbar.OptionThrottle(100e6), progressbar.OptionClearOnFinish())
 }
 
-func writeSimTable(w io.Writer, r simResult) error {
+// writeSimTable prints the metrics of one run or, side by side, of runs
+// of one workload on one cluster (one column per run, headed by its
+// policy). What is the same for every run (the workload, the cluster,
+// cleaning) is printed once.
+func writeSimTable(w io.Writer, runs ...simResult) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	row("workload", r.Workload)
-	row("cluster", fmt.Sprintf("%d hosts, %d slots", r.Hosts, r.TotalSlots))
-	row("policy", r.Policy)
-	row("jobs completed", fmt.Sprint(r.Jobs))
-	row("rejected (can never run)", fmt.Sprint(r.Rejected))
-	if r.Unfinished > 0 {
-		row("unfinished", fmt.Sprint(r.Unfinished))
+	r := runs[0]
+	once := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row := func(k string, v func(r simResult) string) {
+		fmt.Fprint(tw, k)
+		for _, r := range runs {
+			fmt.Fprintf(tw, "\t%s", v(r))
+		}
+		fmt.Fprintln(tw)
+	}
+	some := func(has func(r simResult) bool) bool { return slices.ContainsFunc(runs, has) }
+	once("workload", r.Workload)
+	once("cluster", fmt.Sprintf("%d hosts, %d slots", r.Hosts, r.TotalSlots))
+	row("policy", func(r simResult) string { return r.Policy })
+	row("jobs completed", func(r simResult) string { return fmt.Sprint(r.Jobs) })
+	row("rejected (can never run)", func(r simResult) string { return fmt.Sprint(r.Rejected) })
+	if some(func(r simResult) bool { return r.Unfinished > 0 }) {
+		row("unfinished", func(r simResult) string { return fmt.Sprint(r.Unfinished) })
 	}
 	if r.Dropped+r.Capped+r.SkippedLines > 0 {
-		row("cleaning", fmt.Sprintf("%d dropped, %d run times capped, %d bad lines skipped", r.Dropped, r.Capped, r.SkippedLines))
+		once("cleaning", fmt.Sprintf("%d dropped, %d run times capped, %d bad lines skipped", r.Dropped, r.Capped, r.SkippedLines))
 	}
 	if r.OutOfOrder > 0 {
-		row("out of submit order", fmt.Sprint(r.OutOfOrder))
+		once("out of submit order", fmt.Sprint(r.OutOfOrder))
 	}
-	row("makespan", fmt.Sprintf("%d s", r.MakespanS))
-	row("utilization", fmt.Sprintf("%.4f", r.Utilization))
-	row("wait mean / median / p95", fmt.Sprintf("%.1f / %.1f / %.1f s", r.WaitMeanS, r.WaitMedianS, r.WaitP95S))
-	row("response time mean", fmt.Sprintf("%.1f s", r.ResponseMeanS))
-	row("bounded slowdown mean (τ=10 s)", fmt.Sprintf("%.2f", r.BSLDMean))
-	row("cycles", fmt.Sprint(r.Cycles))
-	reasons := make([]string, 0, len(r.PendingByReasonS))
-	for k := range r.PendingByReasonS {
-		reasons = append(reasons, k)
+	row("makespan", func(r simResult) string { return fmt.Sprintf("%d s", r.MakespanS) })
+	row("utilization", func(r simResult) string { return fmt.Sprintf("%.4f", r.Utilization) })
+	row("wait mean / median / p95", func(r simResult) string {
+		return fmt.Sprintf("%.1f / %.1f / %.1f s", r.WaitMeanS, r.WaitMedianS, r.WaitP95S)
+	})
+	row("response time mean", func(r simResult) string { return fmt.Sprintf("%.1f s", r.ResponseMeanS) })
+	row("bounded slowdown mean (τ=10 s)", func(r simResult) string { return fmt.Sprintf("%.2f", r.BSLDMean) })
+	row("cycles", func(r simResult) string { return fmt.Sprint(r.Cycles) })
+	// Reasons by the job-seconds of all the runs, most first (ties by name).
+	total := map[string]float64{}
+	for _, r := range runs {
+		for k, v := range r.PendingByReasonS {
+			total[k] += v
+		}
 	}
-	sort.Slice(reasons, func(i, j int) bool { return r.PendingByReasonS[reasons[i]] > r.PendingByReasonS[reasons[j]] })
+	reasons := slices.Collect(maps.Keys(total))
+	slices.SortFunc(reasons, func(a, b string) int {
+		if c := cmp.Compare(total[b], total[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
 	for _, k := range reasons {
-		row("pending time: "+k, fmt.Sprintf("%.0f job-s", r.PendingByReasonS[k]))
+		row("pending time: "+k, func(r simResult) string { return fmt.Sprintf("%.0f job-s", r.PendingByReasonS[k]) })
 	}
 	return tw.Flush()
 }
@@ -297,8 +376,13 @@ func writeSimOut(dir string, s *runtime.Scheduler, w *sim.Workload, rec *sim.Rec
 // plotCaption says what a run replayed, for its plots' titles: "KTH.swf,
 // easy, 100 hosts (100 slots)".
 func plotCaption(workload, policy string, hosts, slots int) string {
-	workload = filepath.Base(workload)
-	return fmt.Sprintf("%s, %s, %d %s (%d %s)", workload, policy, hosts, plural(hosts, "host", "hosts"), slots, plural(slots, "slot", "slots"))
+	return fmt.Sprintf("%s, %s, %s", filepath.Base(workload), policy, clusterCaption(hosts, slots))
+}
+
+// clusterCaption describes a cluster for a plot's title: "100 hosts (100
+// slots)".
+func clusterCaption(hosts, slots int) string {
+	return fmt.Sprintf("%d %s (%d %s)", hosts, plural(hosts, "host", "hosts"), slots, plural(slots, "slot", "slots"))
 }
 
 // writeMetricsJSON writes res, indented, to dir/metrics.json.
