@@ -44,7 +44,7 @@ const (
 func newSimCmd() *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit|easy|conservative] [--cycle per-time|per-event] [--json] [--out DIR]",
+		Use:   "sim [--workload FILE.swf[.gz]] [--cluster FILE] [--policy fcfs|firstfit|easy|conservative | --compare P1,P2,...] [--cycle per-time|per-event] [--json] [--out DIR]",
 		Short: "Replay a workload (an SWF trace, or the built-in Lublin–Feitelson model) through the scheduler",
 		Long: `Simulate the scheduler on a virtual clock: jobs arrive at their submit times,
 run for their recorded run times, and are placed by the very same plugins
@@ -53,7 +53,13 @@ Lublin–Feitelson model (seeded, deterministic) run on 128 hosts × 1 slot.
 
 The cluster comes from --cluster (a scenario file: hosts, queues, limits),
 or from the trace header (MaxNodes hosts × MaxProcs/MaxNodes slots), which
---hosts and --slots override. Metrics are defined in docs/metrics.md.`,
+--hosts and --slots override. Metrics are defined in docs/metrics.md.
+
+--compare fcfs,easy,conservative replays the same workload once per
+policy listed (each run as --policy P would be) and prints their metrics
+side by side; with --out DIR, each run's outputs go to DIR/<policy>/ and
+DIR/compare-utilization.png and DIR/compare-queue.png draw every run in
+one figure, a line per policy.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
 	}
