@@ -8,6 +8,8 @@ import (
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/sim"
+	"github.com/xce-sched/xce/workload/lublin"
+	"github.com/xce-sched/xce/workload/swf"
 )
 
 // replayKTH replays the filtered KTH log under policy and returns the
@@ -50,3 +52,31 @@ func replayKTHOn(tb testing.TB, b *testing.B, setup sim.Setup, observe sim.Obser
 func BenchmarkKTHFCFS(b *testing.B)         { replayKTH(b, b, cluster.PolicyFCFS) }
 func BenchmarkKTHEASY(b *testing.B)         { replayKTH(b, b, cluster.PolicyEASY) }
 func BenchmarkKTHConservative(b *testing.B) { replayKTH(b, b, cluster.PolicyConservative) }
+
+// BenchmarkLublinWide replays Lublin–Feitelson jobs sized for 93,312
+// processors (the issue 15 load) on one host of 93,312 slots and on
+// 93,312 single-slot hosts: class-based projections should make the two
+// cost about the same.
+func BenchmarkLublinWide(b *testing.B) {
+	const procs, jobs = 93312, 1000
+	w := &sim.Workload{Header: swf.Header{MaxNodes: procs, MaxProcs: procs, UnixStartTime: -1}, Jobs: lublin.New(procs, 1).Generate(jobs)}
+	for _, c := range []struct {
+		name         string
+		hosts, slots int
+	}{{"1x93312", 1, procs}, {"93312x1", procs, 1}} {
+		for _, p := range []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyEASY} {
+			b.Run(c.name+"/"+string(p), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					prep, err := sim.Prepare(w, sim.Setup{Hosts: c.hosts, Slots: c.slots, Policy: p, Clean: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, _, err := sim.Replay(context.Background(), prep, plugins.NewInTreeRegistry(), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/runtime"
 )
@@ -41,6 +42,12 @@ type Options struct {
 	// simulator of the SC'15 backfilling paper) does. Several cycles then
 	// share a time.
 	PerEvent bool
+	// CompactDone replaces a finished job's allocation, once Observe has
+	// seen its end, by a summary that keeps only its slot count (one
+	// HostAlloc of those slots, on no particular host: read its Slots(),
+	// never its hosts). A whole replay then keeps no per-host record of
+	// the jobs that finished, only of those running.
+	CompactDone bool
 }
 
 // Run drives s on a virtual clock from the first event up to opts.Until.
@@ -71,6 +78,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 	submits = slices.Compact(submits)
 
 	var ev Event
+	var done doneAllocs
 	last := int64(-1)
 	for {
 		now, ok := nextEvent(submits, &ends, last)
@@ -109,6 +117,9 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 			if opts.Observe != nil {
 				ev.Now, ev.Considered, ev.Aside = now, considered, s.Aside()
 				opts.Observe(&ev)
+			}
+			if opts.CompactDone {
+				done.compact(ev.Ended)
 			}
 			ev.Ended = ev.Ended[:0]
 			return nil
@@ -214,4 +225,30 @@ func (q *endQueue) Pop() any {
 	e := q.q[len(q.q)-1]
 	q.q = q.q[:len(q.q)-1]
 	return e
+}
+
+// doneAllocs hands out the slot-count summaries of Options.CompactDone,
+// one shared summary per slot count.
+type doneAllocs struct {
+	bySlots map[int]*cluster.JobAlloc
+}
+
+// compact replaces the allocation of each finished job of ended by the
+// summary of its slot count.
+func (d *doneAllocs) compact(ended []*framework.Job) {
+	for _, j := range ended {
+		if j.State != framework.Done || j.Alloc == nil {
+			continue
+		}
+		n := j.Alloc.Slots()
+		a, ok := d.bySlots[n]
+		if !ok {
+			if d.bySlots == nil {
+				d.bySlots = make(map[int]*cluster.JobAlloc)
+			}
+			a = &cluster.JobAlloc{Hosts: []cluster.HostAlloc{{Slots: n}}}
+			d.bySlots[n] = a
+		}
+		j.Alloc = a
+	}
 }

@@ -270,7 +270,8 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 // Replay simulates a prepared workload to its end with the plugins of reg:
 // it builds the scheduler, runs every event (a zero-length job ends as it
 // starts), and summarizes. observe, when set, sees every cycle after the
-// recorder does.
+// recorder does. A finished job keeps only its slot count in its Alloc
+// (Options.CompactDone).
 func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Observe) (*runtime.Scheduler, *Recorder, Summary, error) {
 	s, err := runtime.New(p.Cluster, runtime.Options{Registry: reg})
 	if err != nil {
@@ -284,7 +285,7 @@ func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Ob
 			observe(e)
 		}
 	}
-	if _, err := Run(ctx, s, Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: obs, PerEvent: p.PerEvent}); err != nil {
+	if _, err := Run(ctx, s, Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: obs, PerEvent: p.PerEvent, CompactDone: true}); err != nil {
 		return nil, nil, Summary{}, err
 	}
 	tick := p.Tick
