@@ -81,6 +81,18 @@ type KeepsReservations interface {
 	KeepsReservations()
 }
 
+// HoldsBehindHead is an optional Policy capability: once a job of the
+// queue pends without being stuck (PendReasons.Stuck), every later job of
+// the queue pends behind it by Hold, whatever it asks (strict FCFS). The
+// scheduler relies on it to leave the jobs behind such a head out of the
+// cycles in which the head's decision stands (nothing released, nothing
+// off its estimate, no host's status changed): it holds each newcomer,
+// as the policy would, and a cycle costs the head and the new jobs, not
+// the queue (issue 15).
+type HoldsBehindHead interface {
+	HoldsBehindHead()
+}
+
 // StableOrder is an optional Picker capability: the picker keeps the
 // relative order of jobs from one cycle to the next and puts newly
 // submitted jobs after them (first come, first served). Policies may then

@@ -80,3 +80,32 @@ func BenchmarkLublinWide(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLublin10k replays Lublin–Feitelson jobs on 10,000 single-slot
+// hosts under EASY (issue 15: 1,000,000 of them in ≤ 20 s); b.N-independent
+// job count kept small enough to profile.
+func BenchmarkLublin10k(b *testing.B) {
+	const hosts, jobs = 10000, 20000
+	w := &sim.Workload{Header: swf.Header{MaxNodes: hosts, MaxProcs: hosts, UnixStartTime: -1}, Jobs: lublin.New(hosts, 1).Generate(jobs)}
+	b.ReportAllocs()
+	for b.Loop() {
+		prep, err := sim.Prepare(w, sim.Setup{Policy: cluster.PolicyEASY, Clean: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, _, err := sim.Replay(context.Background(), prep, plugins.NewInTreeRegistry(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkKTH36 replays the KTH log on 36 single-slot hosts (an
+// overloaded queue: thousands of jobs pend behind a blocked head) under
+// each policy (issue 15: within 3× of the replay on KTH's own 100 hosts).
+func BenchmarkKTH36(b *testing.B) {
+	for _, p := range []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative} {
+		b.Run(string(p), func(b *testing.B) {
+			replayKTHOn(b, b, sim.Setup{Hosts: 36, Slots: 1, Policy: p, Clean: true}, nil)
+		})
+	}
+}

@@ -70,6 +70,12 @@ func (r *Recorder) Observe(e *Event) {
 			pending++
 		}
 	}
+	for _, b := range e.Behind {
+		if b.Reason != framework.BadRequest {
+			r.counts[b.Reason] += b.Jobs
+			pending += b.Jobs
+		}
+	}
 	r.cycles++
 	r.Series = append(r.Series, Point{T: e.Now, Pending: pending, Busy: r.busy})
 }

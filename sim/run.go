@@ -21,6 +21,10 @@ type Event struct {
 	// Aside are the pending jobs set aside as stuck, which the cycle did
 	// not consider: they pend with the reasons they had (Scheduler.Aside).
 	Aside []*framework.Job
+	// Behind counts, by main reason, the pending jobs the cycle did not
+	// consider because they wait behind a blocked head (strict FCFS): they
+	// pend with the reasons they had (Scheduler.Behind).
+	Behind []runtime.ReasonCount
 }
 
 // Observe is called after each scheduling cycle.
@@ -115,7 +119,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 				}
 			}
 			if opts.Observe != nil {
-				ev.Now, ev.Considered, ev.Aside = now, considered, s.Aside()
+				ev.Now, ev.Considered, ev.Aside, ev.Behind = now, considered, s.Aside(), s.Behind()
 				opts.Observe(&ev)
 			}
 			if opts.CompactDone {

@@ -57,6 +57,9 @@ type Scheduler struct {
 	// killed run is not gone yet: without either, a cycle asks no gate.
 	gated, requeuing int
 	keeps            []bool // per queue: its policy keeps reservations
+	holdsBehind      []bool // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
+	behind           behindHead
+	considerAll      bool // every cycle considers every pending job (tests: the oracle of behind.go)
 	// unguarded: since the last cycle, a job was placed over the kept
 	// reservations (a fallback of Dispatcher.Block), which may no longer
 	// fit.
@@ -214,6 +217,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.policies = append(s.policies, policy)
 		_, keeps := policy.(framework.KeepsReservations)
 		s.keeps = append(s.keeps, keeps)
+		_, holds := policy.(framework.HoldsBehindHead)
+		s.holdsBehind = append(s.holdsBehind, holds)
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
 		picker, err := newPlugin[framework.Picker](opts.Registry, qp.Picker, qh, "a picker")
@@ -340,12 +345,20 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.compactRunning()
 	s.preemptedJobs = s.preemptedJobs[:0]
 	s.resume(now)
+	// front: the jobs up to the head the last cycle blocked at, when the
+	// jobs behind it are left out until the head moves (behind.go).
+	front := s.skipFrom()
+	newFrom := len(s.pending)
 	for ; s.next < len(s.future) && s.future[s.next].Spec.Submit <= now && admit != 0; admit-- {
 		s.pending = append(s.pending, s.future[s.next])
 		s.next++
 	}
-	s.order = append(s.order[:0], s.pending...)
 	c := s.Cluster
+	if front >= 0 {
+		s.order = append(s.order[:0], s.pending[:front]...)
+	} else {
+		s.order = append(s.order[:0], s.pending...)
+	}
 	if len(c.Queues) > 1 {
 		slices.SortStableFunc(s.order, func(a, b *framework.Job) int {
 			qa, qb := &c.Queues[a.Spec.Queue], &c.Queues[b.Spec.Queue]
@@ -363,16 +376,14 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		}
 		lo = hi
 	}
+	if front >= 0 {
+		return s.cycleBehind(ctx, now, front, newFrom)
+	}
 	defer s.compactPending()
 	s.cycles++
 	admitted := s.gate(now)
-	d := &s.disp
-	d.reset(s, now)
-	d.incremental = s.cycles > 1
-	d.released, d.offPlan = s.released, s.offPlan
-	s.replanned = s.released || s.offPlan || s.unguarded
-	s.released, s.offPlan = false, false
-	s.holdReservations(d)
+	d := s.beginDispatch(now)
+	s.holdReservations(d, s.order)
 	for lo := 0; lo < len(admitted); {
 		if err := ctx.Err(); err != nil {
 			return admitted[:lo], err
@@ -431,7 +442,20 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 			}
 		}
 	}
+	s.recordBehind()
 	return s.order, nil
+}
+
+// beginDispatch readies the cycle's dispatcher at now and takes in the
+// changes since the last cycle.
+func (s *Scheduler) beginDispatch(now int64) *dispatcher {
+	d := &s.disp
+	d.reset(s, now)
+	d.incremental = s.cycles > 1
+	d.released, d.offPlan = s.released, s.offPlan
+	s.replanned = s.released || s.offPlan || s.unguarded
+	s.released, s.offPlan = false, false
+	return d
 }
 
 // NextWake returns the earliest start of a reservation that the last
@@ -455,9 +479,9 @@ func (s *Scheduler) Replanned() bool { return s.replanned }
 // as their queue comes up, dispatcher.holdSegment), and an unchanged job's
 // floating one, which its policy re-records. Every other reservation is
 // dropped.
-func (s *Scheduler) holdReservations(d *dispatcher) {
+func (s *Scheduler) holdReservations(d *dispatcher, jobs []*framework.Job) {
 	overdue := false
-	for _, j := range s.order {
+	for _, j := range jobs {
 		q := j.Spec.Queue
 		keeps := s.keeps[q] && !s.Cluster.Queues[q].Closed
 		j.Unchanged = d.unchanged(j, keeps)
@@ -523,6 +547,7 @@ func (s *Scheduler) unsetAside() {
 	if len(s.aside) == 0 {
 		return
 	}
+	s.forgetBehind()
 	s.pending = append(s.pending, s.aside...)
 	slices.SortStableFunc(s.pending, func(a, b *framework.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))

@@ -13,7 +13,14 @@ const Name = "fcfs"
 // Plugin is the fcfs policy.
 type Plugin struct{}
 
-var _ framework.Policy = Plugin{}
+var (
+	_ framework.Policy          = Plugin{}
+	_ framework.HoldsBehindHead = Plugin{}
+)
+
+// HoldsBehindHead implements framework.HoldsBehindHead: once a job pends
+// (and is not stuck), every later job pends with Priority.
+func (Plugin) HoldsBehindHead() {}
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }

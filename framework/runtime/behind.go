@@ -1,0 +1,232 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/xce-sched/xce/framework"
+)
+
+// ReasonCount is a number of pending jobs that share one main reason.
+type ReasonCount struct {
+	Reason framework.Reason
+	Jobs   int
+}
+
+// behindHead is what a cycle left behind a blocked head under a
+// framework.HoldsBehindHead policy, when every pending job is of its one
+// queue: s.pending[at+1:] were held behind head (in arrival order), and
+// byReason counts them by main reason. It stands while the pending list
+// is the one that cycle left (n jobs, head at at) and nothing changed that
+// could move the head (skipFrom): the next cycle then considers only the
+// jobs up to the head and the newcomers, which it holds as the policy
+// would (strict FCFS behind a blocked head costs O(1) per event, issue 15).
+type behindHead struct {
+	head     *framework.Job // nil: nothing recorded
+	at, n    int
+	byReason []ReasonCount
+	// skipped counts the jobs the last cycle did not consider, by main
+	// reason (Scheduler.Behind); empty after a cycle that considered all.
+	skipped []ReasonCount
+}
+
+// behindQueue reports whether the scheduler's one queue holds its jobs
+// behind a blocked head, in an order the cycles keep: FCFS of arrival.
+func (s *Scheduler) behindQueue() bool {
+	c := s.Cluster
+	return len(c.Queues) == 1 && s.holdsBehind[0] && s.arrival[0] && s.stable[0] && !c.Queues[0].Closed
+}
+
+// skipFrom returns, at the start of a cycle (before its newcomers are
+// admitted), how many jobs at the front of the pending list (up to and
+// including the head the last cycle blocked at) the cycle starts from,
+// the rest being held behind that head; or -1 when it must consider every
+// job. It holds when the pending list is the one the last cycle left (any
+// other change to it forgets the head), no gate or preemption is at work,
+// and the head's request cannot start it as hosts fill (Request.Rising):
+// then only a release (or a host's status) can move the head, and the
+// cycle goes on behind it only as far as jobs start (cycleBehind).
+func (s *Scheduler) skipFrom() int {
+	b := &s.behind
+	b.skipped = b.skipped[:0]
+	h := b.head
+	if h == nil || s.considerAll || s.cycles == 0 || !s.behindQueue() || s.gated+s.requeuing > 0 || len(s.suspended) > 0 ||
+		len(s.pending) != b.n || s.pending[b.at] != h || h.State != framework.Pending || h.Cycle != s.cycles ||
+		h.Req == nil || h.Req.Rising {
+		b.head = nil
+		return -1
+	}
+	return b.at + 1
+}
+
+// cycleBehind is a cycle of a queue that holds its jobs behind a blocked
+// head (skipFrom): the policy takes the jobs up to the head, then, while
+// none of them blocks, the jobs behind it in pieces of doubling size, then
+// the newcomers; once one blocks, the newcomers are held (as the policy
+// would hold them), and the rest of the jobs behind keep their decision
+// without being considered. The decisions are those of a cycle over every
+// job: each job the policy would try is tried, in the same order, and each
+// job it would hold is held already (Priority).
+func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom int) ([]*framework.Job, error) {
+	s.cycles++
+	s.gatesAsked = false
+	d := s.beginDispatch(now)
+	b := &s.behind
+	tail, news := s.pending[front:newFrom], s.pending[newFrom:]
+	step := func(jobs []*framework.Job) (blocked bool, err error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		s.holdReservations(d, jobs)
+		if err := s.policies[0].Dispatch(d, jobs); err != nil {
+			return false, fmt.Errorf("queue %s: %w", s.Cluster.Queues[0].Name, err)
+		}
+		for _, j := range jobs {
+			j.Cycle = s.cycles
+		}
+		return slices.ContainsFunc(jobs, blocks), nil
+	}
+	blocked, err := step(s.order)
+	thawed := 0
+	for err == nil && !blocked && thawed < len(tail) {
+		piece := tail[thawed : thawed+min(max(thawed, 1), len(tail)-thawed)]
+		thawed += len(piece)
+		b.untally(piece)
+		lo := len(s.order)
+		s.order = append(s.order, piece...)
+		blocked, err = step(s.order[lo:])
+	}
+	if err == nil {
+		b.skipped = append(b.skipped, b.byReason...) // the jobs behind not considered
+		lo := len(s.order)
+		s.order = append(s.order, news...)
+		if blocked {
+			s.holdReservations(d, s.order[lo:])
+			for _, j := range s.order[lo:] {
+				d.Hold(j)
+				j.Cycle = s.cycles
+			}
+		} else {
+			_, err = step(s.order[lo:])
+		}
+	}
+	a, t := s.compactBehind(front+thawed, newFrom)
+	if err != nil {
+		b.head = nil
+		return s.order, err
+	}
+	s.wake = -1
+	// The head: the first job not stuck among those considered ahead of
+	// the untouched ones, else (every job behind was thawed) among the
+	// newcomers; the jobs after it were held.
+	b.head = nil
+	if h := slices.IndexFunc(s.pending[:a], blocks); h >= 0 {
+		b.head, b.at = s.pending[h], h
+		b.tally(s.pending[h+1 : a])
+		b.tally(s.pending[a+t:])
+	} else if h := slices.IndexFunc(s.pending[a+t:], blocks); h >= 0 && t == 0 {
+		b.head, b.at = s.pending[a+h], a+h
+		b.tally(s.pending[a+h+1:])
+	}
+	b.n = len(s.pending)
+	return s.order, nil
+}
+
+// blocks reports whether j pends without being stuck: under strict FCFS,
+// the queue stops at it.
+func blocks(j *framework.Job) bool { return j.State == framework.Pending && !j.Reasons.Stuck }
+
+// compactBehind is compactPending after cycleBehind: s.pending[:k] and
+// s.pending[newFrom:] were considered, s.pending[k:newFrom] were not (they
+// all stay). It returns how many of the first k stay (now first in the
+// list) and how many untouched jobs follow them.
+func (s *Scheduler) compactBehind(k, newFrom int) (a, t int) {
+	s.asideNew = len(s.aside)
+	stays := func(j *framework.Job) bool {
+		return j.State == framework.Pending && (!j.Reasons.Stuck || j.Reserved != nil)
+	}
+	for _, j := range s.pending[:k] {
+		if j.State == framework.Pending && !stays(j) {
+			s.aside = append(s.aside, j)
+		}
+	}
+	// The jobs of the front that stay move next to the untouched ones, and
+	// the list starts at the first of them: no job behind moves.
+	w := k
+	for i := k - 1; i >= 0; i-- {
+		if j := s.pending[i]; stays(j) {
+			w--
+			s.pending[w] = j
+		}
+	}
+	clear(s.pending[:w])
+	s.pending = s.pending[w:]
+	a, t = k-w, newFrom-k
+	n := newFrom - w
+	for _, j := range s.pending[n:] {
+		switch {
+		case stays(j):
+			s.pending[n] = j
+			n++
+		case j.State == framework.Pending:
+			s.aside = append(s.aside, j)
+		}
+	}
+	clear(s.pending[n:])
+	s.pending = s.pending[:n]
+	return a, t
+}
+
+// recordBehind records, after a cycle that considered every pending job,
+// the head it blocked at and the jobs it held behind it: the head is the
+// first pending job not stuck, and every job after it was held.
+func (s *Scheduler) recordBehind() {
+	b := &s.behind
+	b.head, b.byReason = nil, b.byReason[:0]
+	if !s.behindQueue() || s.gated+s.requeuing > 0 || len(s.suspended) > 0 {
+		return
+	}
+	if h := slices.IndexFunc(s.pending, blocks); h >= 0 {
+		b.head, b.at, b.n = s.pending[h], h, len(s.pending)
+		b.tally(s.pending[h+1:])
+	}
+}
+
+// forgetBehind forgets the head: the pending list changed otherwise than
+// by a cycle (a job cancelled, requeued or put back), so the next cycle
+// considers every job.
+func (s *Scheduler) forgetBehind() { s.behind.head = nil }
+
+// tally counts jobs by main reason into byReason.
+func (b *behindHead) tally(jobs []*framework.Job) {
+	for _, j := range jobs {
+		b.add(j.Reasons.Main, 1)
+	}
+}
+
+// untally takes jobs out of byReason.
+func (b *behindHead) untally(jobs []*framework.Job) {
+	for _, j := range jobs {
+		b.add(j.Reasons.Main, -1)
+	}
+}
+
+func (b *behindHead) add(r framework.Reason, n int) {
+	for i := range b.byReason {
+		if b.byReason[i].Reason == r {
+			if b.byReason[i].Jobs += n; b.byReason[i].Jobs == 0 {
+				b.byReason = slices.Delete(b.byReason, i, i+1)
+			}
+			return
+		}
+	}
+	b.byReason = append(b.byReason, ReasonCount{r, n})
+}
+
+// Behind returns the pending jobs the last cycle did not consider because
+// they wait behind a blocked head under a framework.HoldsBehindHead policy
+// (strict FCFS), counted by main reason: each keeps the reasons of the
+// cycle that held it. It is empty after a cycle that considered every
+// pending job. The slice is the scheduler's, valid until the next cycle.
+func (s *Scheduler) Behind() []ReasonCount { return s.behind.skipped }
