@@ -93,6 +93,18 @@ type HoldsBehindHead interface {
 	HoldsBehindHead()
 }
 
+// SkipsUnchanged is an optional Policy capability: Dispatch does nothing
+// for a job whose decision stands (Dispatcher.Unchanged) but re-record its
+// reservation, if it has one (Reserve), and treats every other job the
+// same whatever unchanged jobs stand between them (firstfit, EASY). The
+// scheduler relies on it to leave such jobs out of a cycle in which
+// nothing was released: the cycle considers the jobs with a reservation
+// or a select[] that may turn true as hosts fill (Request.Rising), and the
+// newcomers, so that it costs what changed, not the queue (issue 15).
+type SkipsUnchanged interface {
+	SkipsUnchanged()
+}
+
 // StableOrder is an optional Picker capability: the picker keeps the
 // relative order of jobs from one cycle to the next and puts newly
 // submitted jobs after them (first come, first served). Policies may then

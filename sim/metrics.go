@@ -70,7 +70,7 @@ func (r *Recorder) Observe(e *Event) {
 			pending++
 		}
 	}
-	for _, b := range e.Behind {
+	for _, b := range e.Standing {
 		if b.Reason != framework.BadRequest {
 			r.counts[b.Reason] += b.Jobs
 			pending += b.Jobs

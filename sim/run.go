@@ -21,10 +21,11 @@ type Event struct {
 	// Aside are the pending jobs set aside as stuck, which the cycle did
 	// not consider: they pend with the reasons they had (Scheduler.Aside).
 	Aside []*framework.Job
-	// Behind counts, by main reason, the pending jobs the cycle did not
-	// consider because they wait behind a blocked head (strict FCFS): they
-	// pend with the reasons they had (Scheduler.Behind).
-	Behind []runtime.ReasonCount
+	// Standing counts, by main reason, the pending jobs the cycle did not
+	// consider because their decisions stand (held behind a blocked head,
+	// or nothing released since they were decided): they pend with the
+	// reasons they had (Scheduler.Standing).
+	Standing []runtime.ReasonCount
 }
 
 // Observe is called after each scheduling cycle.
@@ -119,7 +120,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 				}
 			}
 			if opts.Observe != nil {
-				ev.Now, ev.Considered, ev.Aside, ev.Behind = now, considered, s.Aside(), s.Behind()
+				ev.Now, ev.Considered, ev.Aside, ev.Standing = now, considered, s.Aside(), s.Standing()
 				opts.Observe(&ev)
 			}
 			if opts.CompactDone {

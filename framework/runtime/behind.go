@@ -26,9 +26,6 @@ type behindHead struct {
 	head     *framework.Job // nil: nothing recorded
 	at, n    int
 	byReason []ReasonCount
-	// skipped counts the jobs the last cycle did not consider, by main
-	// reason (Scheduler.Behind); empty after a cycle that considered all.
-	skipped []ReasonCount
 }
 
 // behindQueue reports whether the scheduler's one queue holds its jobs
@@ -49,7 +46,6 @@ func (s *Scheduler) behindQueue() bool {
 // cycle goes on behind it only as far as jobs start (cycleBehind).
 func (s *Scheduler) skipFrom() int {
 	b := &s.behind
-	b.skipped = b.skipped[:0]
 	h := b.head
 	if h == nil || s.considerAll || s.cycles == 0 || !s.behindQueue() || s.gated+s.requeuing > 0 || len(s.suspended) > 0 ||
 		len(s.pending) != b.n || s.pending[b.at] != h || h.State != framework.Pending || h.Cycle != s.cycles ||
@@ -98,7 +94,7 @@ func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom i
 		blocked, err = step(s.order[lo:])
 	}
 	if err == nil {
-		b.skipped = append(b.skipped, b.byReason...) // the jobs behind not considered
+		s.standing = append(s.standing, b.byReason...) // the jobs behind not considered
 		lo := len(s.order)
 		s.order = append(s.order, news...)
 		if blocked {
@@ -113,7 +109,7 @@ func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom i
 	}
 	a, t := s.compactBehind(front+thawed, newFrom)
 	if err != nil {
-		b.head = nil
+		s.forgetStanding()
 		return s.order, err
 	}
 	s.wake = -1
@@ -130,6 +126,9 @@ func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom i
 		b.tally(s.pending[a+h+1:])
 	}
 	b.n = len(s.pending)
+	if s.skippedFrom == 0 {
+		s.skippedFrom = s.cycles
+	}
 	return s.order, nil
 }
 
@@ -193,40 +192,33 @@ func (s *Scheduler) recordBehind() {
 	}
 }
 
-// forgetBehind forgets the head: the pending list changed otherwise than
-// by a cycle (a job cancelled, requeued or put back), so the next cycle
-// considers every job.
-func (s *Scheduler) forgetBehind() { s.behind.head = nil }
+// forgetStanding forgets what the last cycle left: the pending list
+// changed otherwise than by a cycle (a job cancelled, requeued or put
+// back), so the next cycle considers every job.
+func (s *Scheduler) forgetStanding() {
+	s.behind.head, s.quiet.valid, s.skippedFrom = nil, false, 0
+}
 
 // tally counts jobs by main reason into byReason.
 func (b *behindHead) tally(jobs []*framework.Job) {
 	for _, j := range jobs {
-		b.add(j.Reasons.Main, 1)
+		addReason(&b.byReason, j.Reasons.Main, 1)
 	}
 }
 
 // untally takes jobs out of byReason.
 func (b *behindHead) untally(jobs []*framework.Job) {
 	for _, j := range jobs {
-		b.add(j.Reasons.Main, -1)
+		addReason(&b.byReason, j.Reasons.Main, -1)
 	}
 }
 
-func (b *behindHead) add(r framework.Reason, n int) {
-	for i := range b.byReason {
-		if b.byReason[i].Reason == r {
-			if b.byReason[i].Jobs += n; b.byReason[i].Jobs == 0 {
-				b.byReason = slices.Delete(b.byReason, i, i+1)
-			}
-			return
-		}
-	}
-	b.byReason = append(b.byReason, ReasonCount{r, n})
-}
-
-// Behind returns the pending jobs the last cycle did not consider because
-// they wait behind a blocked head under a framework.HoldsBehindHead policy
-// (strict FCFS), counted by main reason: each keeps the reasons of the
-// cycle that held it. It is empty after a cycle that considered every
-// pending job. The slice is the scheduler's, valid until the next cycle.
-func (s *Scheduler) Behind() []ReasonCount { return s.behind.skipped }
+// Standing returns the pending jobs the last cycle did not consider
+// because their decisions stand, counted by main reason: the jobs held
+// behind a blocked head under a framework.HoldsBehindHead policy (strict
+// FCFS), and, in a cycle in which nothing was released, the jobs a
+// framework.SkipsUnchanged policy would skip. Each keeps the reasons of
+// the cycle that decided it. It is empty after a cycle that considered
+// every pending job. The slice is the scheduler's, valid until the next
+// cycle.
+func (s *Scheduler) Standing() []ReasonCount { return s.standing }

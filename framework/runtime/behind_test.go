@@ -61,7 +61,7 @@ func TestBehindHead(t *testing.T) {
 		if !slices.Equal(ids(got), step.considered) {
 			t.Errorf("cycle at %d considered %v, want %v", step.now, ids(got), step.considered)
 		}
-		if b := s.Behind(); !slices.Equal(b, step.behind) {
+		if b := s.Standing(); !slices.Equal(b, step.behind) {
 			t.Errorf("cycle at %d: Behind() = %v, want %v", step.now, b, step.behind)
 		}
 		for i, x := range j {
@@ -78,26 +78,38 @@ func TestBehindHead(t *testing.T) {
 	}
 }
 
-// TestPropertyBehindHead (issue 15): over random traces under strict FCFS
-// (tasks that may exceed the cluster, span[hosts=1], jobs killed while
-// pending, running jobs requeued, hosts closed and opened), a scheduler
-// that leaves the jobs behind a blocked head out of its cycles decides
-// exactly as one that considers every pending job in every cycle (the
-// oracle, runtime.ConsiderEveryJob): every job's state, start and main
-// reason after every cycle, and the pending jobs counted by main reason
-// (those considered, set aside and behind) are the same.
-func TestPropertyBehindHead(t *testing.T) {
+// TestPropertyStanding (issue 15): over random traces under strict FCFS,
+// firstfit or EASY, on one queue or two (of different priorities, jobs
+// in either), with tasks that may exceed the cluster, span[hosts=1], a
+// select[] that may turn true as hosts fill (slots < 2), jobs killed
+// while pending, running jobs requeued, and hosts closed and opened, a
+// scheduler that leaves out of its cycles the jobs whose decisions stand
+// (behind a blocked head, or nothing released) decides exactly as one
+// that considers every pending job in every cycle (the oracle,
+// runtime.ConsiderEveryJob): every job's state, start, main reason and
+// reservation after every cycle, and the pending jobs counted by main
+// reason (those considered, set aside and standing), are the same.
+func TestPropertyStanding(t *testing.T) {
 	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
-		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyFCFS}}}
+		policy := rapid.SampledFrom([]cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY}).Draw(t, "policy")
+		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: policy}}}
+		if rapid.Bool().Draw(t, "two queues") {
+			spec.Queues = append(spec.Queues, cluster.Queue{Name: "high", Priority: 10, Policy: policy})
+		}
 		hosts := rapid.IntRange(1, 3).Draw(t, "hosts")
 		for i := range hosts {
 			spec.Hosts = append(spec.Hosts, ct.Host{Name: fmt.Sprintf("h%d", i), Slots: rapid.IntRange(1, 3).Draw(t, "slots"), Mem: -1})
 		}
 		for i := range rapid.IntRange(1, 30).Draw(t, "jobs") {
 			job := ct.Job{ID: cluster.JobID(i + 1), Min: rapid.IntRange(1, 7).Draw(t, "tasks"),
-				Submit: rapid.Int64Range(0, 20).Draw(t, "submit"), Runtime: rapid.Int64Range(1, 6).Draw(t, "runtime")}
-			if rapid.IntRange(0, 3).Draw(t, "span") == 0 {
+				Submit: rapid.Int64Range(0, 20).Draw(t, "submit"), Runtime: rapid.Int64Range(1, 6).Draw(t, "runtime"),
+				Queue: spec.Queues[rapid.IntRange(0, len(spec.Queues)-1).Draw(t, "queue")].Name}
+			job.Estimate = job.Runtime + rapid.Int64Range(0, 3).Draw(t, "overestimate")
+			switch rapid.IntRange(0, 5).Draw(t, "resreq") {
+			case 0:
 				job.ResReq = "span[hosts=1]"
+			case 1:
+				job.ResReq = "select[slots < 2]"
 			}
 			spec.Jobs = append(spec.Jobs, job)
 		}
@@ -149,18 +161,20 @@ func TestPropertyBehindHead(t *testing.T) {
 				for _, j := range s.Aside() {
 					tally[k][j.Reasons.Main]++
 				}
-				for _, b := range s.Behind() {
+				for _, b := range s.Standing() {
 					tally[k][b.Reason] += b.Jobs
 				}
 			}
-			if k := len(ss[1].Behind()); k != 0 {
-				t.Fatalf("the oracle left %d reasons' jobs behind", k)
+			if k := len(ss[1].Standing()); k != 0 {
+				t.Fatalf("the oracle left %d reasons' jobs out", k)
 			}
 			for i, a := range ss[0].Jobs {
 				b := ss[1].Jobs[i]
-				if a.State != b.State || a.Start != b.Start || a.Reasons.Main != b.Reasons.Main || a.Reasons.Stuck != b.Reasons.Stuck {
-					t.Fatalf("at %d job %d: %v start %d %v stuck %v; considering every job: %v start %d %v stuck %v",
-						now, a.Spec.ID, a.State, a.Start, a.Reasons.Main, a.Reasons.Stuck, b.State, b.Start, b.Reasons.Main, b.Reasons.Stuck)
+				if a.State != b.State || a.Start != b.Start || a.Reasons.Main != b.Reasons.Main || a.Reasons.Stuck != b.Reasons.Stuck ||
+					reservedAt(a) != reservedAt(b) {
+					t.Fatalf("at %d job %d: %v start %d %v stuck %v reserved %d; considering every job: %v start %d %v stuck %v reserved %d",
+						now, a.Spec.ID, a.State, a.Start, a.Reasons.Main, a.Reasons.Stuck, reservedAt(a),
+						b.State, b.Start, b.Reasons.Main, b.Reasons.Stuck, reservedAt(b))
 				}
 			}
 			if tally[0] != tally[1] {
@@ -168,4 +182,12 @@ func TestPropertyBehindHead(t *testing.T) {
 			}
 		}
 	})
+}
+
+// reservedAt returns the start of j's reservation, -1 when it has none.
+func reservedAt(j *framework.Job) int64 {
+	if j.Reserved == nil {
+		return -1
+	}
+	return j.Reserved.Start
 }

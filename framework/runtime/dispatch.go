@@ -198,7 +198,10 @@ func (d *dispatcher) unchanged(job *framework.Job, keeps bool) bool {
 	}
 	// A select[] that may turn true as hosts fill (Request.Rising) may let
 	// a job start after others started, with nothing released.
-	return d.incremental && !changed && job.Cycle == d.s.cycles-1 && job.State == framework.Pending &&
+	// A job the cycles since the last one that considered every job left
+	// out (their decisions stood) counts as considered in each of them.
+	considered := job.Cycle == d.s.cycles-1 || d.s.skippedFrom > 0 && job.Cycle >= d.s.skippedFrom-1
+	return d.incremental && !changed && considered && job.State == framework.Pending &&
 		d.s.stable[job.Spec.Queue] && (job.Reserved == nil || job.Reserved.Start > d.now) &&
 		(job.Req == nil || !job.Req.Rising)
 }

@@ -73,7 +73,7 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 		s.future = slices.Delete(s.future, s.next+i, s.next+i+1)
 	} else if i := slices.Index(s.pending, job); i >= 0 {
 		s.pending = slices.Delete(s.pending, i, i+1)
-		s.forgetBehind()
+		s.forgetStanding()
 	} else if i := slices.Index(s.aside, job); i >= 0 {
 		s.aside = slices.Delete(s.aside, i, i+1)
 		if i < s.asideNew {
@@ -105,7 +105,7 @@ func (s *Scheduler) Requeue(job *framework.Job, now int64) {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
 	})
 	s.pending = slices.Insert(s.pending, i, job)
-	s.forgetBehind()
+	s.forgetStanding()
 }
 
 // Restore adds a job that already runs with exactly alloc (from the event

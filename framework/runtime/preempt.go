@@ -427,7 +427,7 @@ func (s *Scheduler) requeued(job *framework.Job, now int64) {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
 	})
 	s.pending = slices.Insert(s.pending, i, job)
-	s.forgetBehind()
+	s.forgetStanding()
 }
 
 // resume resumes, at the start of a cycle at now, every suspended job

@@ -59,7 +59,13 @@ type Scheduler struct {
 	keeps            []bool // per queue: its policy keeps reservations
 	holdsBehind      []bool // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
 	behind           behindHead
-	considerAll      bool // every cycle considers every pending job (tests: the oracle of behind.go)
+	quiet            quietRecord
+	// standing: Standing; skippedFrom: the first of the cycles since the
+	// last one that considered every pending job (0: the last one did),
+	// whose skipped jobs count as considered (dispatcher.unchanged).
+	standing    []ReasonCount
+	skippedFrom int64
+	considerAll bool // every cycle considers every pending job (tests: the oracle of behind.go)
 	// unguarded: since the last cycle, a job was placed over the kept
 	// reservations (a fallback of Dispatcher.Block), which may no longer
 	// fit.
@@ -219,6 +225,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.keeps = append(s.keeps, keeps)
 		_, holds := policy.(framework.HoldsBehindHead)
 		s.holdsBehind = append(s.holdsBehind, holds)
+		_, skips := policy.(framework.SkipsUnchanged)
+		s.quiet.policies = append(s.quiet.policies, skips)
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
 		picker, err := newPlugin[framework.Picker](opts.Registry, qp.Picker, qh, "a picker")
@@ -347,16 +355,21 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.resume(now)
 	// front: the jobs up to the head the last cycle blocked at, when the
 	// jobs behind it are left out until the head moves (behind.go).
+	s.standing = s.standing[:0]
 	front := s.skipFrom()
+	quiet := front < 0 && s.quietCycle()
 	newFrom := len(s.pending)
 	for ; s.next < len(s.future) && s.future[s.next].Spec.Submit <= now && admit != 0; admit-- {
 		s.pending = append(s.pending, s.future[s.next])
 		s.next++
 	}
 	c := s.Cluster
-	if front >= 0 {
+	switch {
+	case front >= 0:
 		s.order = append(s.order[:0], s.pending[:front]...)
-	} else {
+	case quiet:
+		s.order = append(append(s.order[:0], s.quiet.old...), s.pending[newFrom:]...)
+	default:
 		s.order = append(s.order[:0], s.pending...)
 	}
 	if len(c.Queues) > 1 {
@@ -379,7 +392,28 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	if front >= 0 {
 		return s.cycleBehind(ctx, now, front, newFrom)
 	}
-	defer s.compactPending()
+	complete := false
+	defer func() {
+		switch {
+		case !complete:
+			if quiet {
+				s.compactQuiet(newFrom)
+			} else {
+				s.compactPending()
+			}
+			s.forgetStanding()
+		case quiet:
+			s.recordQuiet(s.compactQuiet(newFrom))
+			if s.skippedFrom == 0 {
+				s.skippedFrom = s.cycles
+			}
+		default:
+			s.compactPending()
+			s.recordBehind()
+			s.recordQuiet(-1)
+			s.skippedFrom = 0
+		}
+	}()
 	s.cycles++
 	admitted := s.gate(now)
 	d := s.beginDispatch(now)
@@ -442,7 +476,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 			}
 		}
 	}
-	s.recordBehind()
+	complete = true
 	return s.order, nil
 }
 
@@ -512,83 +546,6 @@ func (s *Scheduler) holdReservations(d *dispatcher, jobs []*framework.Job) {
 	}
 }
 
-// compactPending drops the jobs that started from the pending list.
-//
-// A pending job found stuck (PendReasons.Stuck: it could not run with
-// every open host idle and its limits unused, BadRequest included) is set
-// aside with its reasons: no cycle considers it again until a host's
-// status changes (issue 15: such jobs are set aside once, not revisited
-// every cycle).
-func (s *Scheduler) compactPending() {
-	s.asideNew = len(s.aside)
-	kept := s.pending[:0]
-	for _, j := range s.pending {
-		switch {
-		case j.State != framework.Pending:
-		case j.Reasons.Stuck && j.Reserved == nil:
-			s.aside = append(s.aside, j)
-		default:
-			kept = append(kept, j)
-		}
-	}
-	clear(s.pending[len(kept):])
-	s.pending = kept
-}
-
-// Aside returns the pending jobs set aside as stuck that the last cycle
-// did not consider (those it set aside are among the jobs it returned):
-// they keep the reasons of the cycle that found them stuck. The slice is
-// the scheduler's, valid until the next cycle.
-func (s *Scheduler) Aside() []*framework.Job { return s.aside[:s.asideNew] }
-
-// unsetAside puts the jobs set aside back among the pending ones, in
-// submit order: a host whose status changed may let them run.
-func (s *Scheduler) unsetAside() {
-	if len(s.aside) == 0 {
-		return
-	}
-	s.forgetBehind()
-	s.pending = append(s.pending, s.aside...)
-	slices.SortStableFunc(s.pending, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
-	clear(s.aside)
-	s.aside, s.asideNew = s.aside[:0], 0
-}
-
-// Running returns the running jobs in the order the scheduler saw them
-// start (the snapshot's first). The slice is the scheduler's: do not
-// modify it; it is valid until the next start or finish.
-func (s *Scheduler) Running() []*framework.Job {
-	s.compactRunning()
-	return s.running
-}
-
-func (s *Scheduler) addRunning(j *framework.Job) { s.running = append(s.running, j) }
-
-// removeRunning notes that a running job finished; the list drops such
-// jobs when it is next read, or once they are half of it (amortized O(1)
-// per job, with no index to keep).
-func (s *Scheduler) removeRunning() {
-	if s.ended++; s.ended > len(s.running)/2 {
-		s.compactRunning()
-	}
-}
-
-func (s *Scheduler) compactRunning() {
-	if s.ended == 0 {
-		return
-	}
-	s.running = slices.DeleteFunc(s.running, func(j *framework.Job) bool { return j.State != framework.Running })
-	s.ended = 0
-}
-
-// Pending returns the jobs submitted by the last cycle that are still
-// pending, in submit order, but for those set aside as stuck (they keep
-// the reasons of the cycle that found them so). The slice is valid until
-// the next cycle.
-func (s *Scheduler) Pending() []*framework.Job { return s.pending }
-
 // ReasonDetail renders the detail of reason r for job output: the name of
 // the resource, shared resource or limit it refers to, or "" when it has
 // none.
@@ -623,44 +580,4 @@ func (s *Scheduler) MainDetail(pr *framework.PendReasons) string {
 		return pr.Note
 	}
 	return s.ReasonDetail(pr.Main, pr.Detail)
-}
-
-// Finish ends a running job at time now (seconds): its allocation is
-// released, the committer forgets it, and it is Done with End = now.
-//
-// The job ends with its spec's ExitCode (a simulation's); FinishWith gives
-// the outcome of a real run.
-func (s *Scheduler) Finish(job *framework.Job, now int64) {
-	s.FinishWith(job, now, job.Spec.ExitCode, job.Spec.ExitCode != 0)
-}
-
-// FinishWith is Finish with the job's outcome: its exit code, and whether
-// it failed (ended EXIT: a non-zero exit code, a signal, killed).
-func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, failed bool) {
-	switch job.State {
-	case framework.Suspended:
-		// Killed while suspended: it gives back what it kept.
-		s.State.Give(job.Held)
-		job.State, job.Held = framework.Done, nil
-		s.runner.BeginCycle()
-	case framework.Running:
-		s.runner.Release(job)
-		s.removeRunning()
-	default:
-		return
-	}
-	job.ExitCode, job.Failed = exitCode, failed
-	s.released = true
-	if end := runEnd(job); now > end || now < end-s.endSlack {
-		// Not where projections expected it: early (by more than the end
-		// slack), or after an overrun.
-		s.offPlan = true
-	}
-	job.End = now
-	if m, ok := s.Committer.(*MemCommitter); ok {
-		m.Remove(job.Spec.ID)
-	}
-	for _, o := range s.observers {
-		o.JobFinished(job, now)
-	}
 }

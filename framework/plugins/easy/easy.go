@@ -15,7 +15,13 @@ const Name = "easy"
 // Plugin is the EASY backfilling policy.
 type Plugin struct{}
 
-var _ framework.Policy = Plugin{}
+var (
+	_ framework.Policy         = Plugin{}
+	_ framework.SkipsUnchanged = Plugin{}
+)
+
+// SkipsUnchanged implements framework.SkipsUnchanged: a job whose decision stands is skipped, the head re-recording its reservation.
+func (Plugin) SkipsUnchanged() {}
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }

@@ -11,7 +11,13 @@ const Name = "firstfit"
 // Plugin is the firstfit policy.
 type Plugin struct{}
 
-var _ framework.Policy = Plugin{}
+var (
+	_ framework.Policy         = Plugin{}
+	_ framework.SkipsUnchanged = Plugin{}
+)
+
+// SkipsUnchanged implements framework.SkipsUnchanged: a job whose decision stands is skipped.
+func (Plugin) SkipsUnchanged() {}
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }

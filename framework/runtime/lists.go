@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/xce-sched/xce/framework"
+)
+
+// compactPending drops the jobs that started from the pending list.
+//
+// A pending job found stuck (PendReasons.Stuck: it could not run with
+// every open host idle and its limits unused, BadRequest included) is set
+// aside with its reasons: no cycle considers it again until a host's
+// status changes (issue 15: such jobs are set aside once, not revisited
+// every cycle).
+func (s *Scheduler) compactPending() {
+	s.asideNew = len(s.aside)
+	kept := s.pending[:0]
+	for _, j := range s.pending {
+		switch {
+		case j.State != framework.Pending:
+		case j.Reasons.Stuck && j.Reserved == nil:
+			s.aside = append(s.aside, j)
+		default:
+			kept = append(kept, j)
+		}
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
+}
+
+// Aside returns the pending jobs set aside as stuck that the last cycle
+// did not consider (those it set aside are among the jobs it returned):
+// they keep the reasons of the cycle that found them stuck. The slice is
+// the scheduler's, valid until the next cycle.
+func (s *Scheduler) Aside() []*framework.Job { return s.aside[:s.asideNew] }
+
+// unsetAside puts the jobs set aside back among the pending ones, in
+// submit order: a host whose status changed may let them run.
+func (s *Scheduler) unsetAside() {
+	if len(s.aside) == 0 {
+		return
+	}
+	s.forgetStanding()
+	s.pending = append(s.pending, s.aside...)
+	slices.SortStableFunc(s.pending, func(a, b *framework.Job) int {
+		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
+	})
+	clear(s.aside)
+	s.aside, s.asideNew = s.aside[:0], 0
+}
+
+// Running returns the running jobs in the order the scheduler saw them
+// start (the snapshot's first). The slice is the scheduler's: do not
+// modify it; it is valid until the next start or finish.
+func (s *Scheduler) Running() []*framework.Job {
+	s.compactRunning()
+	return s.running
+}
+
+func (s *Scheduler) addRunning(j *framework.Job) { s.running = append(s.running, j) }
+
+// removeRunning notes that a running job finished; the list drops such
+// jobs when it is next read, or once they are half of it (amortized O(1)
+// per job, with no index to keep).
+func (s *Scheduler) removeRunning() {
+	if s.ended++; s.ended > len(s.running)/2 {
+		s.compactRunning()
+	}
+}
+
+func (s *Scheduler) compactRunning() {
+	if s.ended == 0 {
+		return
+	}
+	s.running = slices.DeleteFunc(s.running, func(j *framework.Job) bool { return j.State != framework.Running })
+	s.ended = 0
+}
+
+// Pending returns the jobs submitted by the last cycle that are still
+// pending, in submit order, but for those set aside as stuck (they keep
+// the reasons of the cycle that found them so). The slice is valid until
+// the next cycle.
+func (s *Scheduler) Pending() []*framework.Job { return s.pending }
+
+// Finish ends a running job at time now (seconds): its allocation is
+// released, the committer forgets it, and it is Done with End = now.
+//
+// The job ends with its spec's ExitCode (a simulation's); FinishWith gives
+// the outcome of a real run.
+func (s *Scheduler) Finish(job *framework.Job, now int64) {
+	s.FinishWith(job, now, job.Spec.ExitCode, job.Spec.ExitCode != 0)
+}
+
+// FinishWith is Finish with the job's outcome: its exit code, and whether
+// it failed (ended EXIT: a non-zero exit code, a signal, killed).
+func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, failed bool) {
+	switch job.State {
+	case framework.Suspended:
+		// Killed while suspended: it gives back what it kept.
+		s.State.Give(job.Held)
+		job.State, job.Held = framework.Done, nil
+		s.runner.BeginCycle()
+	case framework.Running:
+		s.runner.Release(job)
+		s.removeRunning()
+	default:
+		return
+	}
+	job.ExitCode, job.Failed = exitCode, failed
+	s.released = true
+	if end := runEnd(job); now > end || now < end-s.endSlack {
+		// Not where projections expected it: early (by more than the end
+		// slack), or after an overrun.
+		s.offPlan = true
+	}
+	job.End = now
+	if m, ok := s.Committer.(*MemCommitter); ok {
+		m.Remove(job.Spec.ID)
+	}
+	for _, o := range s.observers {
+		o.JobFinished(job, now)
+	}
+}
