@@ -82,7 +82,9 @@ func Load(path string) (*Cluster, error) {
 // Parse parses a scenario (docs/scenario.md) from data; file names it in
 // error messages. On success the Cluster is complete: Init has been called,
 // every Job.Req is parsed and the jobs keep their file order. Running jobs
-// have been checked not to over-commit any host or shared resource.
+// have been checked not to over-commit any host or shared resource. Jobs
+// with equal user, project or resreq strings share them, and share one
+// Job.Req when they have no gpu: a Requirement is read-only.
 //
 // Input larger than MaxScenarioSize, characters YAML does not allow
 // (control characters but tab and line breaks, invalid UTF-8), nesting
@@ -242,13 +244,13 @@ func (l *loader) checkRunning() error {
 		for _, h := range a.Hosts {
 			for _, r := range h.Res {
 				if math.IsNaN(c.Hosts[h.Host].Capacity[r.Res]) {
-					return l.errAt(l.running[i], path, "host %s has no resource %s, which the job's rusage reserves",
+					return l.errAtPos(l.running[i], path, "host %s has no resource %s, which the job's rusage reserves",
 						clipText(c.Hosts[h.Host].Name), clipText(c.Resources[r.Res]))
 				}
 			}
 		}
 		if err := s.Fits(a); err != nil {
-			return l.errAt(l.running[i], path, "over-commits the cluster: %v", err)
+			return l.errAtPos(l.running[i], path, "over-commits the cluster: %v", err)
 		}
 		s.Take(a)
 	}

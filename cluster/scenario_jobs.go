@@ -33,7 +33,7 @@ func (l *loader) loadJobs(top *fieldSet) error {
 		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive", "gpu"}
 	ids := map[JobID]int{}
 	var latest, total int64 // the latest submit or start, and the runtimes, so far
-	l.running = map[int]ast.Node{}
+	l.running = map[int]position{}
 	l.c.Jobs = make([]Job, 0, len(items))
 	for i, it := range items {
 		path := indexPath("jobs", i)
@@ -138,7 +138,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		if err != nil {
 			return j, err
 		}
-		*f.dst = s
+		*f.dst = l.intern(s)
 	}
 	if l.has(fs, "queue") {
 		name, n, err := l.strField(fs, "queue", "")
@@ -169,8 +169,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 	if err != nil {
 		return j, err
 	}
-	j.ResReq = rs
-	if j.Req, err = resreq.Parse(rs); err != nil {
+	if j.ResReq, j.Req, err = l.resreq(rs); err != nil {
 		se := l.errAt(rn, fieldPath(fs.path, "resreq"), "%v", err)
 		se.cause = err
 		return j, se
@@ -224,6 +223,44 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		j.Start = j.Submit
 	}
 	return j, nil
+}
+
+// intern returns s, or an equal string it returned before: the jobs of a
+// scenario share their users' and projects' names.
+func (l *loader) intern(s string) string {
+	if t, ok := l.strs[s]; ok {
+		return t
+	}
+	if l.strs == nil {
+		l.strs = map[string]string{}
+	}
+	l.strs[s] = s
+	return s
+}
+
+// resreq parses a job's resource requirement, or returns the string and
+// the parse of an equal one read before: no one changes a Requirement,
+// and jobs of the same requirement share one (arrays' elements did
+// already).
+func (l *loader) resreq(s string) (string, *resreq.Requirement, error) {
+	if r, ok := l.reqs[s]; ok {
+		return r.text, r.req, nil
+	}
+	req, err := resreq.Parse(s)
+	if err != nil {
+		return s, nil, err
+	}
+	if l.reqs == nil {
+		l.reqs = map[string]parsedReq{}
+	}
+	l.reqs[s] = parsedReq{s, req}
+	return s, req, nil
+}
+
+// parsedReq is a resource requirement string and its parse.
+type parsedReq struct {
+	text string
+	req  *resreq.Requirement
 }
 
 // tasks reads a job's task count: n, "n" or "min,max" (default 1).
@@ -305,7 +342,7 @@ func (l *loader) runningOn(fs *fieldSet, j *Job) error {
 	if total < j.TasksMin || total > j.TasksMax {
 		return l.errAt(mn, e.path, "holds %d slots in total, outside the job's tasks %s", total, taskRange(j))
 	}
-	l.running[len(l.c.Jobs)] = mn
+	l.running[len(l.c.Jobs)] = at(mn)
 	return nil
 }
 
