@@ -20,7 +20,8 @@ import (
 // token: at this size the costliest file (16 MiB of one-character list
 // items) takes about 11 s and 3.3 GB before it is rejected, and a
 // realistic one of 140,000 jobs loads in about 5 s. A larger file is a
-// *ScenarioError.
+// *ScenarioError, unless its jobs list, read one job at a time, is what
+// makes it larger (MaxLargeScenarioSize, scenario_stream.go).
 const MaxScenarioSize = 16 << 20
 
 // tooLarge is the message of a file larger than MaxScenarioSize.

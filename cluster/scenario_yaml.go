@@ -29,6 +29,8 @@ type loader struct {
 	sharedIDs map[string]SharedID
 	running   map[int]position // job index -> where its running_on is
 
+	// stream: the jobs are read one at a time (scenario_stream.go).
+	stream *streamed
 	// strs and reqs hold the users' and projects' names and the resource
 	// requirements read so far, which later jobs share (intern, resreq).
 	strs map[string]string
