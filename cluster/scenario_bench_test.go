@@ -129,7 +129,7 @@ func (s *heapSampler) end() uint64 {
 // the process's peak RSS during the load (Linux's VmHWM, reset before it).
 // Run one size at a time, once:
 //
-//	go test -run='^$' -bench='LoadScenario/jobs=1000000/flow' -benchtime=1x ./cluster/
+//	go test -run='^$' -bench='LoadScenario/jobs=1000000$/flow' -benchtime=1x ./cluster/
 func BenchmarkLoadScenario(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		for _, block := range []bool{false, true} {
