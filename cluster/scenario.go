@@ -63,16 +63,16 @@ func (e *ScenarioError) Error() string {
 func (e *ScenarioError) Unwrap() error { return e.cause }
 
 // Load reads and parses the scenario file at path; see Parse. It reads at
-// most MaxScenarioSize+1 bytes: a larger file is a *ScenarioError without
-// reading the rest. An I/O error is returned as the os package gives it
-// (naming the path).
+// most MaxLargeScenarioSize+1 bytes: a larger file is a *ScenarioError
+// without reading the rest. An I/O error is returned as the os package
+// gives it (naming the path).
 func Load(path string) (*Cluster, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxScenarioSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxLargeScenarioSize+1))
 	if err != nil {
 		return nil, err
 	}
@@ -82,21 +82,37 @@ func Load(path string) (*Cluster, error) {
 // Parse parses a scenario (docs/scenario.md) from data; file names it in
 // error messages. On success the Cluster is complete: Init has been called,
 // every Job.Req is parsed and the jobs keep their file order. Running jobs
-// have been checked not to over-commit any host or shared resource.
+// have been checked not to over-commit any host or shared resource. Jobs
+// with equal user, project or resreq strings share them, and share one
+// Job.Req when they have no gpu: a Requirement is read-only.
 //
 // Input larger than MaxScenarioSize, characters YAML does not allow
 // (control characters but tab and line breaks, invalid UTF-8), nesting
 // deeper than 100 levels and block mappings of more than 100,000 keys are
 // rejected before or right after tokenizing, so that a bad file costs
 // bounded time and memory; any value an error message quotes is cut to 40
-// characters (followed by "..."), and a message to 400 bytes.
+// characters (followed by "..."), and a message to 400 bytes. A jobs list
+// written as a block list under a line "jobs:" is read one job at a time
+// (scenario_stream.go), which keeps the memory of loading to a few hundred
+// bytes a job beside what the Cluster keeps, and lets such a list make the
+// file larger than MaxScenarioSize, up to MaxLargeScenarioSize.
 //
 // On failure Parse returns the first error found as a *ScenarioError.
 // Sections are checked in the order hosts, host_groups, user_groups,
 // shared, queues, limits, jobs (whatever their order in the file), and
 // within a section in file order; the cross-checks of running jobs against
-// each other come last. Parse never panics, whatever data holds.
+// each other come last. (In a file larger than MaxScenarioSize, a YAML
+// error in a job is found when the job is read, after the sections
+// before it.) Parse never panics, whatever data holds.
 func Parse(file string, data []byte) (*Cluster, error) {
+	if c, final, err := parseStreamed(file, data); final {
+		return c, err
+	}
+	return parseWhole(file, data)
+}
+
+// parseWhole parses data as one YAML document, its jobs list included.
+func parseWhole(file string, data []byte) (*Cluster, error) {
 	l := &loader{file: file, budget: 1_000_000 + 10*len(data)}
 	root, err := l.parseYAML(data)
 	if err != nil {
@@ -242,13 +258,13 @@ func (l *loader) checkRunning() error {
 		for _, h := range a.Hosts {
 			for _, r := range h.Res {
 				if math.IsNaN(c.Hosts[h.Host].Capacity[r.Res]) {
-					return l.errAt(l.running[i], path, "host %s has no resource %s, which the job's rusage reserves",
+					return l.errAtPos(l.running[i], path, "host %s has no resource %s, which the job's rusage reserves",
 						clipText(c.Hosts[h.Host].Name), clipText(c.Resources[r.Res]))
 				}
 			}
 		}
 		if err := s.Fits(a); err != nil {
-			return l.errAt(l.running[i], path, "over-commits the cluster: %v", err)
+			return l.errAtPos(l.running[i], path, "over-commits the cluster: %v", err)
 		}
 		s.Take(a)
 	}

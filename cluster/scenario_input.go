@@ -3,6 +3,7 @@ package cluster
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/token"
@@ -19,7 +20,8 @@ import (
 // token: at this size the costliest file (16 MiB of one-character list
 // items) takes about 11 s and 3.3 GB before it is rejected, and a
 // realistic one of 140,000 jobs loads in about 5 s. A larger file is a
-// *ScenarioError.
+// *ScenarioError, unless its jobs list, read one job at a time, is what
+// makes it larger (MaxLargeScenarioSize, scenario_stream.go).
 const MaxScenarioSize = 16 << 20
 
 // tooLarge is the message of a file larger than MaxScenarioSize.
@@ -44,48 +46,75 @@ const maxMapWork = 1_000_000_000
 
 // tooDeep returns the first token nested deeper than maxNesting, or the
 // first key by which the block mappings exceed maxMapWork, with the
-// message to report; or nil. Flow collections are counted by their
-// brackets; block collections by a stack of the columns of the tokens that
-// start a line or follow a "- " entry, which over-estimates the depth only
-// for unusual layouts. A ':' outside flow collections counts a key of the
-// innermost block collection.
+// message to report; or nil. See depthCheck.
 func tooDeep(tokens token.Tokens) (*token.Token, string) {
-	var block, keys []int // columns of the open block collections, and their keys so far
-	flow, line, afterEntry, work := 0, 0, false, 0
-	var prev *token.Token // the token before tk: a key when tk is ':'
+	d := depthCheck{maxWork: maxMapWork}
 	for _, tk := range tokens {
-		if tk == nil || tk.Position == nil || tk.Type == token.CommentType {
-			continue
+		if bad, msg := d.add(tk); bad != nil {
+			return bad, msg
 		}
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(flow-1, 0)
-		}
-		if flow == 0 && (tk.Position.Line != line || afterEntry) {
-			c := tk.Position.Column
-			for len(block) > 0 && block[len(block)-1] > c {
-				block, keys = block[:len(block)-1], keys[:len(keys)-1]
-			}
-			if len(block) == 0 || block[len(block)-1] < c {
-				block, keys = append(block, c), append(keys, 0)
-			}
-		}
-		line = tk.Position.Line
-		afterEntry = flow == 0 && tk.Type == token.SequenceEntryType
-		if len(block)+flow > maxNesting {
-			return tk, fmt.Sprintf("YAML nested deeper than %d levels", maxNesting)
-		}
-		if flow == 0 && tk.Type == token.MappingValueType && len(keys) > 0 {
-			n := keys[len(keys)-1] + 1
-			keys[len(keys)-1] = n
-			if work += 2*n - 1; work > maxMapWork { // Σ n² so far
-				return cmp.Or(prev, tk), fmt.Sprintf("YAML block mappings too long: the squares of their key counts add up to more than %d at this key (key %d of its mapping); write long mappings in flow style, {a: 1, b: 2}", maxMapWork, n)
-			}
-		}
-		prev = tk
 	}
+	return nil, ""
+}
+
+// depthCheck follows the tokens of a document, in order, for tooDeep: flow
+// collections are counted by their brackets; block collections by a stack
+// of the columns of the tokens that start a line or follow a "- " entry,
+// which over-estimates the depth only for unusual layouts. A ':' outside
+// flow collections counts a key of the innermost block collection, and
+// the squares of the key counts are added up (work) up to maxWork. The
+// tokens may come in pieces (the jobs of a large scenario, one at a time),
+// as long as they come in document order with their document positions.
+type depthCheck struct {
+	block, keys []int // columns of the open block collections, and their keys so far
+	flow, line  int
+	afterEntry  bool
+	work        int
+	maxWork     int
+	prev        *token.Token // the token before: a key when the next is ':'
+}
+
+// clone returns a copy of d that shares nothing with it.
+func (d *depthCheck) clone() depthCheck {
+	c := *d
+	c.block, c.keys = slices.Clone(d.block), slices.Clone(d.keys)
+	return c
+}
+
+// add takes the next token and returns it (or the key before it) with a
+// message when it is nested too deeply or passes the work bound.
+func (d *depthCheck) add(tk *token.Token) (*token.Token, string) {
+	if tk == nil || tk.Position == nil || tk.Type == token.CommentType {
+		return nil, ""
+	}
+	switch tk.Type {
+	case token.SequenceStartType, token.MappingStartType:
+		d.flow++
+	case token.SequenceEndType, token.MappingEndType:
+		d.flow = max(d.flow-1, 0)
+	}
+	if d.flow == 0 && (tk.Position.Line != d.line || d.afterEntry) {
+		c := tk.Position.Column
+		for len(d.block) > 0 && d.block[len(d.block)-1] > c {
+			d.block, d.keys = d.block[:len(d.block)-1], d.keys[:len(d.keys)-1]
+		}
+		if len(d.block) == 0 || d.block[len(d.block)-1] < c {
+			d.block, d.keys = append(d.block, c), append(d.keys, 0)
+		}
+	}
+	d.line = tk.Position.Line
+	d.afterEntry = d.flow == 0 && tk.Type == token.SequenceEntryType
+	if len(d.block)+d.flow > maxNesting {
+		return tk, fmt.Sprintf("YAML nested deeper than %d levels", maxNesting)
+	}
+	if d.flow == 0 && tk.Type == token.MappingValueType && len(d.keys) > 0 {
+		n := d.keys[len(d.keys)-1] + 1
+		d.keys[len(d.keys)-1] = n
+		if d.work += 2*n - 1; d.work > d.maxWork { // Σ n² so far
+			return cmp.Or(d.prev, tk), fmt.Sprintf("YAML block mappings too long: the squares of their key counts add up to more than %d at this key (key %d of its mapping); write long mappings in flow style, {a: 1, b: 2}", d.maxWork, n)
+		}
+	}
+	d.prev = tk
 	return nil, ""
 }
 

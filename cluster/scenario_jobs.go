@@ -24,62 +24,100 @@ const (
 	DefaultProject = "default"
 )
 
+// loadJobs reads the jobs list: from the document, or one item at a time
+// (l.stream, scenario_stream.go).
 func (l *loader) loadJobs(top *fieldSet) error {
-	items, _, err := l.sequence(top.m["jobs"].val, "jobs")
+	var items []ast.Node
+	n := 0
+	if l.stream != nil {
+		n = l.stream.r.items
+	} else {
+		var err error
+		if items, _, err = l.sequence(top.m["jobs"].val, "jobs"); err != nil {
+			return err
+		}
+		n = len(items)
+	}
+	jl := jobList{ids: make(map[JobID]int, n)}
+	l.running = map[int]position{}
+	l.c.Jobs = make([]Job, 0, n)
+	for i := 0; ; i++ {
+		var it ast.Node
+		if l.stream != nil {
+			var err error
+			if it, err = l.nextJob(i); err != nil || it == nil {
+				return err
+			}
+			if err := l.spend(1, it, "jobs"); err != nil { // l.sequence's spend, one item at a time
+				return err
+			}
+		} else if i < len(items) {
+			it = items[i]
+		} else {
+			return nil
+		}
+		if err := l.addJob(&jl, i, it); err != nil {
+			return err
+		}
+	}
+}
+
+// jobList is what loadJobs keeps from job to job: the index of each job
+// ID's item, the latest submit or start and the runtimes so far.
+type jobList struct {
+	ids           map[JobID]int
+	latest, total int64
+}
+
+// addJob reads item i of the jobs list, it, into l.c.Jobs.
+func (l *loader) addJob(jl *jobList, i int, it ast.Node) error {
+	path := indexPath("jobs", i)
+	fs, err := l.item(it, path, jobFields)
 	if err != nil {
 		return err
 	}
-	fields := []string{"id", "user", "project", "queue", "submit", "tasks",
-		"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive", "gpu"}
-	ids := map[JobID]int{}
-	var latest, total int64 // the latest submit or start, and the runtimes, so far
-	l.running = map[int]ast.Node{}
-	l.c.Jobs = make([]Job, 0, len(items))
-	for i, it := range items {
-		path := indexPath("jobs", i)
-		fs, err := l.item(it, path, fields)
-		if err != nil {
-			return err
-		}
-		if err := l.required(fs, "id"); err != nil {
-			return err
-		}
-		id, err := l.intField(fs, "id", 0, math.MaxInt64, 0)
-		if err != nil {
-			return err
-		}
-		j, err := l.job(fs, JobID(id))
-		if err != nil {
-			return err
-		}
-		elems, err := l.array(fs, &j)
-		if err != nil {
-			return err
-		}
-		if len(l.c.Jobs)+len(elems) > MaxScenarioJobs {
-			return l.errAt(it, path, "the scenario has more than %d jobs (array elements count one each)", MaxScenarioJobs)
-		}
-		for _, e := range elems {
-			if first, dup := ids[e.ID]; dup {
-				if e.Array != 0 {
-					return l.errAt(fs.value("array"), fieldPath(path, "array"), "the array's %d elements take job ids %d to %d, and id %d is %s's",
-						len(elems), id, id+int64(len(elems)-1), e.ID, indexPath("jobs", first))
-				}
-				return l.errAt(fs.value("id"), fieldPath(path, "id"), "duplicate job id %d (first at %s)", id, indexPath("jobs", first))
-			}
-			ids[e.ID] = i
-			// The horizon (MaxTime): every term is at most MaxTime, and
-			// the sum was at most MaxTime before: no overflow.
-			latest = max(latest, e.Submit, e.Start)
-			if total += e.Runtime; latest+total > MaxTime {
-				return l.errAt(it, path, "the latest submit or start time so far (%d s) plus the runtimes of jobs[0] to jobs[%d] (%d s) exceed 10^15 s, the most a simulation of the scenario may reach",
-					latest, i, total)
-			}
-		}
-		l.c.Jobs = append(l.c.Jobs, elems...)
+	if err := l.required(fs, "id"); err != nil {
+		return err
 	}
+	id, err := l.intField(fs, "id", 0, math.MaxInt64, 0)
+	if err != nil {
+		return err
+	}
+	j, err := l.job(fs, JobID(id))
+	if err != nil {
+		return err
+	}
+	elems, err := l.array(fs, &j)
+	if err != nil {
+		return err
+	}
+	if len(l.c.Jobs)+len(elems) > MaxScenarioJobs {
+		return l.errAt(it, path, "the scenario has more than %d jobs (array elements count one each)", MaxScenarioJobs)
+	}
+	for _, e := range elems {
+		if first, dup := jl.ids[e.ID]; dup {
+			if e.Array != 0 {
+				return l.errAt(fs.value("array"), fieldPath(path, "array"), "the array's %d elements take job ids %d to %d, and id %d is %s's",
+					len(elems), id, id+int64(len(elems)-1), e.ID, indexPath("jobs", first))
+			}
+			return l.errAt(fs.value("id"), fieldPath(path, "id"), "duplicate job id %d (first at %s)", id, indexPath("jobs", first))
+		}
+		jl.ids[e.ID] = i
+		// The horizon (MaxTime): every term is at most MaxTime, and
+		// the sum was at most MaxTime before: no overflow.
+		jl.latest = max(jl.latest, e.Submit, e.Start)
+		if jl.total += e.Runtime; jl.latest+jl.total > MaxTime {
+			return l.errAt(it, path, "the latest submit or start time so far (%d s) plus the runtimes of jobs[0] to jobs[%d] (%d s) exceed 10^15 s, the most a simulation of the scenario may reach",
+				jl.latest, i, jl.total)
+		}
+	}
+	l.c.Jobs = append(l.c.Jobs, elems...)
 	return nil
 }
+
+// jobFields are the fields of a job.
+var jobFields = []string{"id", "user", "project", "queue", "submit", "tasks",
+	"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive", "gpu"}
 
 // MaxScenarioJobs is the most jobs a scenario may hold, array elements
 // counted one each.
@@ -138,7 +176,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		if err != nil {
 			return j, err
 		}
-		*f.dst = s
+		*f.dst = l.intern(s)
 	}
 	if l.has(fs, "queue") {
 		name, n, err := l.strField(fs, "queue", "")
@@ -169,8 +207,7 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 	if err != nil {
 		return j, err
 	}
-	j.ResReq = rs
-	if j.Req, err = resreq.Parse(rs); err != nil {
+	if j.ResReq, j.Req, err = l.resreq(rs); err != nil {
 		se := l.errAt(rn, fieldPath(fs.path, "resreq"), "%v", err)
 		se.cause = err
 		return j, se
@@ -224,6 +261,44 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 		j.Start = j.Submit
 	}
 	return j, nil
+}
+
+// intern returns s, or an equal string it returned before: the jobs of a
+// scenario share their users' and projects' names.
+func (l *loader) intern(s string) string {
+	if t, ok := l.strs[s]; ok {
+		return t
+	}
+	if l.strs == nil {
+		l.strs = map[string]string{}
+	}
+	l.strs[s] = s
+	return s
+}
+
+// resreq parses a job's resource requirement, or returns the string and
+// the parse of an equal one read before: no one changes a Requirement,
+// and jobs of the same requirement share one (arrays' elements did
+// already).
+func (l *loader) resreq(s string) (string, *resreq.Requirement, error) {
+	if r, ok := l.reqs[s]; ok {
+		return r.text, r.req, nil
+	}
+	req, err := resreq.Parse(s)
+	if err != nil {
+		return s, nil, err
+	}
+	if l.reqs == nil {
+		l.reqs = map[string]parsedReq{}
+	}
+	l.reqs[s] = parsedReq{s, req}
+	return s, req, nil
+}
+
+// parsedReq is a resource requirement string and its parse.
+type parsedReq struct {
+	text string
+	req  *resreq.Requirement
 }
 
 // tasks reads a job's task count: n, "n" or "min,max" (default 1).
@@ -305,7 +380,7 @@ func (l *loader) runningOn(fs *fieldSet, j *Job) error {
 	if total < j.TasksMin || total > j.TasksMax {
 		return l.errAt(mn, e.path, "holds %d slots in total, outside the job's tasks %s", total, taskRange(j))
 	}
-	l.running[len(l.c.Jobs)] = mn
+	l.running[len(l.c.Jobs)] = at(mn)
 	return nil
 }
 

@@ -27,7 +27,14 @@ type loader struct {
 	attrs     map[string]string // attribute name -> what defines it (name clashes)
 	resIDs    map[string]ResID  // host resource names
 	sharedIDs map[string]SharedID
-	running   map[int]ast.Node // job index -> its running_on node
+	running   map[int]position // job index -> where its running_on is
+
+	// stream: the jobs are read one at a time (scenario_stream.go).
+	stream *streamed
+	// strs and reqs hold the users' and projects' names and the resource
+	// requirements read so far, which later jobs share (intern, resreq).
+	strs map[string]string
+	reqs map[string]parsedReq
 
 	// config: a live cluster's configuration (ParseConfig) is read, with
 	// its server section (into server) and without jobs.
@@ -69,6 +76,21 @@ type entry struct {
 func (l *loader) errAt(n ast.Node, path, format string, args ...any) *ScenarioError {
 	line, col := pos(n)
 	return &ScenarioError{File: l.file, Line: line, Col: col, Path: path, Msg: clipMsg(fmt.Sprintf(format, args...))}
+}
+
+// position is a line and column in the file.
+type position struct{ line, col int }
+
+// at returns the position of node n (pos), to report an error there
+// without keeping the node.
+func at(n ast.Node) position {
+	line, col := pos(n)
+	return position{line, col}
+}
+
+// errAtPos returns a ScenarioError at position p.
+func (l *loader) errAtPos(p position, path, format string, args ...any) *ScenarioError {
+	return &ScenarioError{File: l.file, Line: p.line, Col: p.col, Path: path, Msg: clipMsg(fmt.Sprintf(format, args...))}
 }
 
 // pos returns the position of node n: the first key of a block mapping,
