@@ -83,6 +83,11 @@ type Job struct {
 	// until the caller clears the flag, once the run is gone. Set it with
 	// the scheduler's SetRequeuing.
 	Requeuing bool
+	// RunnerClass is the runner's: the equivalence class it interned for
+	// the job (its compiled request, queue, task count and preparers'
+	// classes), from 1; 0 until the runner needs it. A job is placed by
+	// one runner for its whole life.
+	RunnerClass int32
 }
 
 // Lookup finds the scheduler's jobs (a gate that depends on other jobs,

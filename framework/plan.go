@@ -131,7 +131,9 @@ type JobPreparer interface {
 // job's equivalence class that the preparer's decisions depend on (for the
 // limit plugin: the limit instances that apply to the job). Two jobs with
 // the same compiled request, queue, task count and classes are decided
-// alike within a cycle, which the unsatisfiable cache relies on.
+// alike within a cycle, which the unsatisfiable cache relies on. A job's
+// class must not change over its life: the runner keeps it on the job
+// (Job.RunnerClass).
 type Classifier interface {
 	Class(job *Job) int32
 }

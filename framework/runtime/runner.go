@@ -69,8 +69,12 @@ type Runner struct {
 	// for any job, whatever its user or limits (state only shrinks within
 	// a cycle). unsat holds the reasons of the classes that pended.
 	cursor map[cursorKey]int
-	unsat  map[classKey]framework.PendReasons
+	unsat  []unsatEntry                // by class (Job.RunnerClass - 1)
 	pended map[*framework.Request]bool // requests with a class in unsat
+	// classIDs interns the classes (Job.RunnerClass); cycle counts the
+	// cycles begun, which stamps the unsat entries of the current one.
+	classIDs map[classKey]int32
+	cycle    uint64
 	// diags holds, per request and vetoed alternatives, the shared host
 	// diagnosis of jobs whose preparers are all slack (made without the
 	// preparers: bare), valid while placed is unchanged.
@@ -119,7 +123,7 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		mark:      make([]uint32, len(c.Hosts)),
 		order:     map[int][]cluster.HostID{},
 		cursor:    map[cursorKey]int{},
-		unsat:     map[classKey]framework.PendReasons{},
+		classIDs:  map[classKey]int32{},
 		pended:    map[*framework.Request]bool{},
 		diags:     map[diagKey]sharedDiag{},
 		never:     map[staticKey]string{},
@@ -157,7 +161,7 @@ func (r *Runner) View() *framework.View { return &r.view }
 // resources are released.
 func (r *Runner) BeginCycle() {
 	clear(r.cursor)
-	clear(r.unsat)
+	r.cycle++ // every unsat entry is stale
 	clear(r.pended)
 	clear(r.diags)
 }
@@ -181,30 +185,48 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 		return false, nil
 	}
 	// A job's class is only worth computing when some job of its request
-	// already pended in this cycle (most placed jobs never need it).
-	var class classKey
+	// already pended in this cycle (most placed jobs never need it); once
+	// computed, it is kept on the job.
 	if job.Req.Rising {
 		// A host its select[] rules out may match once others fill it:
 		// what stopped one job need not stop the next.
 		return r.allocate(job, a)
 	}
-	known := r.pended[job.Req]
-	if known {
-		class = r.classOf(job)
-		if reasons, ok := r.unsat[class]; ok && !r.NoUnsatCache && r.classified {
-			job.Reasons = reasons
+	if job.RunnerClass > 0 || r.pended[job.Req] {
+		if u := &r.unsat[r.classID(job)-1]; u.cycle == r.cycle && !r.NoUnsatCache && r.classified {
+			job.Reasons = u.reasons
 			return false, nil
 		}
 	}
 	placed, err := r.allocate(job, a)
 	if err == nil && !placed {
-		if !known {
-			class = r.classOf(job)
-			r.pended[job.Req] = true
-		}
-		r.unsat[class] = job.Reasons
+		r.pended[job.Req] = true
+		r.unsat[r.classID(job)-1] = unsatEntry{r.cycle, job.Reasons}
 	}
 	return placed, err
+}
+
+// unsatEntry is the reasons a class pended with in a cycle.
+type unsatEntry struct {
+	cycle   uint64
+	reasons framework.PendReasons
+}
+
+// classID returns job's interned class (Job.RunnerClass), interning it
+// the first time.
+func (r *Runner) classID(job *framework.Job) int32 {
+	if job.RunnerClass > 0 {
+		return job.RunnerClass
+	}
+	k := r.classOf(job)
+	id, ok := r.classIDs[k]
+	if !ok {
+		id = int32(len(r.classIDs) + 1)
+		r.classIDs[k] = id
+		r.unsat = append(r.unsat, unsatEntry{})
+	}
+	job.RunnerClass = id
+	return id
 }
 
 func (r *Runner) allocate(job *framework.Job, a framework.Allocator) (bool, error) {
