@@ -17,7 +17,23 @@ type projection struct {
 	live   *cluster.State
 	events []event  // by time; at equal times releases before takes
 	starts int      // reservation starts among the events
-	scan   slotScan // scratch for minFreeSlots
+	scan   slotScan // scratch for Earliest's scans
+	// ver counts the changes to events; least caches minFreeSlots' sweep
+	// for one start time, valid while ver and the live free slots stand.
+	ver   uint64
+	least leastFrom
+}
+
+// leastFrom is the sweep of minFreeSlots from one start time t: free is
+// the total of free slots at t, and min[k] the least total after each of
+// the events from first (the first after t) to first+k.
+type leastFrom struct {
+	ok         bool
+	ver        uint64
+	t          int64
+	live, free int
+	first      int
+	min        []int
 }
 
 // event is a change of the projected state at a time.
@@ -36,6 +52,7 @@ func (p *projection) reset(live *cluster.State) {
 	p.live = live
 	p.events = p.events[:0]
 	p.starts = 0
+	p.ver++
 }
 
 func (p *projection) add(e event) {
@@ -50,6 +67,7 @@ func (p *projection) add(e event) {
 		return boolInt(!x.release) > boolInt(!e.release)
 	})
 	p.events = slices.Insert(p.events, i, e)
+	p.ver++
 }
 
 func boolInt(b bool) int {
@@ -73,6 +91,7 @@ func (p *projection) dropEnding(alloc *cluster.JobAlloc) {
 	for i := range p.events {
 		if e := &p.events[i]; e.release && !e.res && e.alloc == alloc {
 			p.events = slices.Delete(p.events, i, i+1)
+			p.ver++
 			return
 		}
 	}
@@ -100,6 +119,7 @@ func (p *projection) unreserve(start, end int64, alloc *cluster.JobAlloc) bool {
 			if e := &p.events[i]; e.res && e.alloc == alloc {
 				found = found || e.start
 				p.events = slices.Delete(p.events, i, i+1)
+				p.ver++
 				break
 			}
 		}
@@ -190,9 +210,33 @@ func (p *projection) lastStart(i int, end int64) int {
 
 // minFreeSlots returns the least total of free slots over [t, end), from
 // the event deltas alone: a cheap necessary condition for a job to fit.
+//
+// The sweep from t (free slots at t, then the running least after each
+// later event) is kept while the events and the live state's free slots
+// stand: the backfill candidates of a cycle, all tried at now, then cost
+// a binary search each.
 func (p *projection) minFreeSlots(t, end int64) int {
-	p.scan.reset(p)
-	return p.scan.least(t, end)
+	c := &p.least
+	if live := p.live.TotalFreeSlots(); !c.ok || c.ver != p.ver || c.t != t || c.live != live {
+		c.ok, c.ver, c.t, c.live = true, p.ver, t, live
+		c.first = sort.Search(len(p.events), func(i int) bool { return p.events[i].at > t })
+		c.free = live
+		for i := range c.first {
+			c.free += p.events[i].delta()
+		}
+		c.min = c.min[:0]
+		run, least := c.free, c.free
+		for i := c.first; i < len(p.events); i++ {
+			run += p.events[i].delta()
+			least = min(least, run)
+			c.min = append(c.min, least)
+		}
+	}
+	j := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= end }) // events[:j] are before end
+	if j <= c.first {
+		return c.free
+	}
+	return c.min[j-1-c.first]
 }
 
 // slotScan answers minFreeSlots for windows [t, end) whose t and end never
