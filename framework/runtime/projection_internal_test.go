@@ -39,8 +39,8 @@ func TestPropertyMinFreeSlots(t *testing.T) {
 				}
 				a := one(h, rapid.IntRange(1, live.FreeSlots(h)).Draw(t, "slots"))
 				live.Take(a)
-				end := rapid.Int64Range(0, 31).Draw(t, "end")
-				if end == 31 {
+				end := rapid.Int64Range(0, 30).Draw(t, "end")
+				if rapid.IntRange(0, 3).Draw(t, "endless") == 0 {
 					end = never // no end event: only the live state changes
 				}
 				p.ending(end, a)
@@ -57,7 +57,7 @@ func TestPropertyMinFreeSlots(t *testing.T) {
 					reservations = append(reservations[:i], reservations[i+1:]...)
 				}
 			default: // queries
-				from, end := rapid.Int64Range(0, 30).Draw(t, "t"), rapid.Int64Range(0, 50).Draw(t, "window end")
+				from, end := rapid.SampledFrom([]int64{0, 10, 20}).Draw(t, "t"), rapid.Int64Range(0, 50).Draw(t, "window end") // a cycle asks from few start times
 				want := live.TotalFreeSlots()
 				for i := range p.events {
 					if p.events[i].at <= from {
