@@ -101,9 +101,11 @@ func BenchmarkLublin10k(b *testing.B) {
 
 // BenchmarkKTH36 replays the KTH log on 36 single-slot hosts (an
 // overloaded queue: thousands of jobs pend behind a blocked head) under
-// each policy (issue 15: within 3× of the replay on KTH's own 100 hosts).
+// fcfs, firstfit and EASY (issue 15: within 3× of the replay on KTH's own
+// 100 hosts). Conservative is left out: it takes about 35 minutes there
+// (every pending job holds a reservation; BENCHMARKS.md).
 func BenchmarkKTH36(b *testing.B) {
-	for _, p := range []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative} {
+	for _, p := range []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY} {
 		b.Run(string(p), func(b *testing.B) {
 			replayKTHOn(b, b, sim.Setup{Hosts: 36, Slots: 1, Policy: p, Clean: true}, nil)
 		})

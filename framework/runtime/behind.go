@@ -18,10 +18,11 @@ type ReasonCount struct {
 // framework.HoldsBehindHead policy, when every pending job is of its one
 // queue: s.pending[at+1:] were held behind head (in arrival order), and
 // byReason counts them by main reason. It stands while the pending list
-// is the one that cycle left (n jobs, head at at) and nothing changed that
-// could move the head (skipFrom): the next cycle then considers only the
-// jobs up to the head and the newcomers, which it holds as the policy
-// would (strict FCFS behind a blocked head costs O(1) per event, issue 15).
+// is the one that cycle left (n jobs, head at at; skipFrom): the next
+// cycle then takes the jobs up to the head, goes on behind it only as far
+// as jobs start, and holds the newcomers as the policy would
+// (cycleBehind): strict FCFS behind a blocked head costs O(1) per event
+// (issue 15).
 type behindHead struct {
 	head     *framework.Job // nil: nothing recorded
 	at, n    int
@@ -161,20 +162,8 @@ func (s *Scheduler) compactBehind(k, newFrom int) (a, t int) {
 	}
 	clear(s.pending[:w])
 	s.pending = s.pending[w:]
-	a, t = k-w, newFrom-k
-	n := newFrom - w
-	for _, j := range s.pending[n:] {
-		switch {
-		case stays(j):
-			s.pending[n] = j
-			n++
-		case j.State == framework.Pending:
-			s.aside = append(s.aside, j)
-		}
-	}
-	clear(s.pending[n:])
-	s.pending = s.pending[:n]
-	return a, t
+	s.compactFrom(newFrom - w)
+	return k - w, newFrom - k
 }
 
 // recordBehind records, after a cycle that considered every pending job,

@@ -16,18 +16,24 @@ import (
 // every cycle).
 func (s *Scheduler) compactPending() {
 	s.asideNew = len(s.aside)
-	kept := s.pending[:0]
-	for _, j := range s.pending {
+	s.compactFrom(0)
+}
+
+// compactFrom is compactPending over s.pending[from:]: the jobs before it
+// all stay.
+func (s *Scheduler) compactFrom(from int) {
+	n := from
+	for _, j := range s.pending[from:] {
 		switch {
-		case j.State != framework.Pending:
-		case j.Reasons.Stuck && j.Reserved == nil:
+		case stays(j):
+			s.pending[n] = j
+			n++
+		case j.State == framework.Pending:
 			s.aside = append(s.aside, j)
-		default:
-			kept = append(kept, j)
 		}
 	}
-	clear(s.pending[len(kept):])
-	s.pending = kept
+	clear(s.pending[n:])
+	s.pending = s.pending[:n]
 }
 
 // Aside returns the pending jobs set aside as stuck that the last cycle

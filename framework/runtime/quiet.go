@@ -83,18 +83,7 @@ func (s *Scheduler) compactQuiet(newFrom int) int {
 			newFrom--
 		}
 	}
-	n := newFrom
-	for _, j := range s.pending[newFrom:] {
-		switch {
-		case stays(j):
-			s.pending[n] = j
-			n++
-		case j.State == framework.Pending:
-			s.aside = append(s.aside, j)
-		}
-	}
-	clear(s.pending[n:])
-	s.pending = s.pending[:n]
+	s.compactFrom(newFrom)
 	return newFrom
 }
 
