@@ -40,7 +40,6 @@ type Job struct {
 	// not be compiled (the job then pends with BadRequest).
 	Req    *Request
 	ReqErr error
-	State  JobState
 	// Alloc is published by the runner only after the committer accepted
 	// it; nil while pending.
 	Alloc *cluster.JobAlloc
@@ -52,21 +51,14 @@ type Job struct {
 	// Cycle is the number of the last cycle that considered the job (the
 	// scheduler counts cycles from 1).
 	Cycle int64
-	// Unchanged is set by the scheduler at the start of a cycle when the
-	// job's decision from the previous cycle stands (Dispatcher.Unchanged).
-	Unchanged bool
 	// Start and End are in seconds (virtual time in the simulator); End is
 	// set once the job is Done.
 	Start, End int64
-	// Gated: a gate of the scheduler's profile applies to the job
-	// (Gate.Applies), which it asks in every cycle the job pends.
-	Gated bool
 	// ExitCode and Failed say how a Done job ended: its command's exit
 	// code, and whether it ended EXIT (a non-zero exit code, a signal,
 	// killed) rather than DONE. Cancelled: it was killed before it ever
 	// started (then Failed too).
-	ExitCode          int
-	Failed, Cancelled bool
+	ExitCode int
 	// Held is what a Suspended job still holds of Alloc (its memory), nil
 	// otherwise. SuspendedAt is when it was last suspended, and
 	// SuspendedFor the seconds it spent suspended before that, which
@@ -78,16 +70,26 @@ type Job struct {
 	// started (by preemption, or when its host was lost). A requeued job
 	// already met its dependency: it does not wait for it again.
 	Preemptions, Requeues int
-	// Requeuing: the live scheduler's previous run of this requeued job
-	// is still being killed; no cycle starts it (it pends with Requeued)
-	// until the caller clears the flag, once the run is gone. Set it with
-	// the scheduler's SetRequeuing.
-	Requeuing bool
 	// RunnerClass is the runner's: the equivalence class it interned for
 	// the job (its compiled request, queue, task count and preparers'
 	// classes), from 1; 0 until the runner needs it. A job is placed by
 	// one runner for its whole life.
 	RunnerClass int32
+	// The small fields last, together (a million jobs in a replay: each
+	// byte of padding is a megabyte).
+	State JobState
+	// Unchanged is set by the scheduler at the start of a cycle when the
+	// job's decision from the previous cycle stands (Dispatcher.Unchanged).
+	Unchanged bool
+	// Gated: a gate of the scheduler's profile applies to the job
+	// (Gate.Applies), which it asks in every cycle the job pends.
+	Gated             bool
+	Failed, Cancelled bool
+	// Requeuing: the live scheduler's previous run of this requeued job
+	// is still being killed; no cycle starts it (it pends with Requeued)
+	// until the caller clears the flag, once the run is gone. Set it with
+	// the scheduler's SetRequeuing.
+	Requeuing bool
 }
 
 // Lookup finds the scheduler's jobs (a gate that depends on other jobs,

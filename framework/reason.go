@@ -168,16 +168,16 @@ type HostReasonCount struct {
 // counts, sorted by count descending, then reason, then detail. Host reasons
 // never change Main.
 type PendReasons struct {
-	Main   Reason
+	Main Reason
+	// Stuck: the job could not run even if every open host were idle and
+	// none of its limits used (always so for BadRequest, and for a
+	// LimitReached that a limit's maximum decides on the idle cluster).
+	// It holds no queue back under strict FCFS.
+	Stuck  bool
 	Detail int32
 	Note   string
 	Hosts  []HostReasonCount
 	// Shared lists the unmet shared resources (cluster.SharedID) when Main
 	// is SharedResource: one entry per unmet resource of the request.
 	Shared []int32
-	// Stuck: the job could not run even if every open host were idle and
-	// none of its limits used (always so for BadRequest, and for a
-	// LimitReached that a limit's maximum decides on the idle cluster).
-	// It holds no queue back under strict FCFS.
-	Stuck bool
 }
