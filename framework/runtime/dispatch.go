@@ -314,7 +314,10 @@ func (d *dispatcher) keep(job *framework.Job, prev *framework.Reservation, est i
 
 // TryStart implements framework.Dispatcher.
 func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
-	if job.Req == nil {
+	if job.Req == nil || job.Reserved == nil && minTasks(job) > d.s.State.TotalFreeSlots() {
+		// Too few slots are free now, whatever the reservations: what is
+		// left is the runner's attempt, for the reasons (as Block would
+		// make it).
 		return d.allocate(job)
 	}
 	d.setup()
