@@ -180,6 +180,7 @@ func (s *Scheduler) RestoreReservation(job *framework.Job, start int64, alloc *c
 	}
 	job.Reserved = &framework.Reservation{Start: start, End: satAdd(start, estimate(job)), Alloc: alloc}
 	s.unguarded = true
+	s.forgetStanding()
 	// As if the last cycle had made it: the next one keeps it unless
 	// something ended off plan since (Dispatcher.Unchanged), as the
 	// scheduler it comes from would have.

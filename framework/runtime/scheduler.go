@@ -354,7 +354,9 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.preemptedJobs = s.preemptedJobs[:0]
 	s.resume(now)
 	// front: the jobs up to the head the last cycle blocked at, when the
-	// jobs behind it are left out until the head moves (behind.go).
+	// jobs behind it are left out until the head moves (behind.go);
+	// quiet: nothing was released, and only the jobs whose decisions may
+	// change are considered (quiet.go).
 	s.standing = s.standing[:0]
 	front := s.skipFrom()
 	quiet := front < 0 && s.quietCycle()
