@@ -215,6 +215,8 @@ func TestSimCompareFlags(t *testing.T) {
 		{[]string{"--compare", "fcfs,easy", "--policy", ""}, "give it or --policy, not both"},
 		{[]string{"--compare", "fcfs,easy", "--from-data", dir}, "does not go with --from-data"},
 		{[]string{"--compare", "fcfs,easy", "--hosts", "0"}, "--hosts 0"},
+		{[]string{"--compare", "fcfs,easy", "--cycles", "events"}, "go with --from-data"},
+		{[]string{"--compare", "fcfs,easy", "--workload", filepath.Join(dir, "none.swf")}, "none.swf"},
 	} {
 		args := append([]string{"sim", "--jobs", "20", "--out", out}, tc.args...)
 		if code, _, errs := runXCE(args...); code != ExitUsage || !strings.Contains(errs, tc.msg) {
@@ -223,6 +225,20 @@ func TestSimCompareFlags(t *testing.T) {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Fatalf("%v: %s written (%v)", tc.args, out, err)
 		}
+	}
+	// An output directory that cannot be made is an error before any
+	// replay (a file stands where DIR/easy would go).
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "easy"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runXCE("sim", "--jobs", "20", "--out", out, "--compare", "fcfs,easy"); code != ExitUsage || !strings.Contains(errs, "--out") {
+		t.Errorf("--out over a file: exit %d, stderr %q; want exit 2 naming --out", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "fcfs", "metrics.json")); !os.IsNotExist(err) {
+		t.Errorf("--out over a file: fcfs's run was written (%v)", err)
 	}
 	// Spaces around the names are trimmed.
 	if code, _, errs := runXCE("sim", "--jobs", "20", "--compare", " fcfs , easy"); code != ExitOK {
@@ -239,5 +255,36 @@ func TestCompareCaption(t *testing.T) {
 	}
 	if got := plotCaption("KTH.swf", "easy", 1, 1); got != "KTH.swf, easy, 1 host (1 slot)" {
 		t.Errorf("single-run caption %q", got)
+	}
+}
+
+// TestCompareTableColumns: the side-by-side table keeps the runs'
+// columns aligned when the rows printed once (cleaning, out of order)
+// are there: the second run's policy name and its makespan start at the
+// same column.
+func TestCompareTableColumns(t *testing.T) {
+	a := simResult{Policy: "fcfs", Workload: "w.swf", Hosts: 4, TotalSlots: 4, Dropped: 173, Capped: 1, OutOfOrder: 2}
+	a.MakespanS = 7949022
+	b := a
+	b.Policy = "easy"
+	var buf strings.Builder
+	if err := writeSimTable(&buf, a, b); err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "policy"):
+			col["policy"] = strings.Index(line, "easy")
+		case strings.HasPrefix(line, "makespan"):
+			col["makespan"] = strings.LastIndex(line, "7949022 s")
+		case strings.HasPrefix(line, "cleaning"):
+			if !strings.Contains(line, "173 dropped, 1 run time capped, 0 bad lines skipped") {
+				t.Errorf("cleaning row %q", line)
+			}
+		}
+	}
+	if col["policy"] <= 0 || col["policy"] != col["makespan"] {
+		t.Errorf("the second run's column starts at %d in the policy row and %d in the makespan row:\n%s", col["policy"], col["makespan"], buf.String())
 	}
 }

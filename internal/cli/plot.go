@@ -52,10 +52,10 @@ func drawRuns(dir, prefix string, names []string, runs [][]sim.Point, totalSlots
 	if len(busy) == 0 {
 		return nil
 	}
-	if err := linePlot(filepath.Join(dir, prefix+"utilization.png"), "Utilization — "+caption, "busy slots / total (mean per bin)", unit, busy, false); err != nil {
+	if err := linePlot(filepath.Join(dir, prefix+"utilization.png"), "Utilization — "+caption, "busy slots / total (mean per bin)", unit, busy, false, 1); err != nil {
 		return err
 	}
-	return linePlot(filepath.Join(dir, prefix+"queue.png"), "Queue length — "+caption, "pending jobs (most per bin)", unit, queue, true)
+	return linePlot(filepath.Join(dir, prefix+"queue.png"), "Queue length — "+caption, "pending jobs (most per bin)", unit, queue, true, 0)
 }
 
 // plotLine is one named line of a plot.
@@ -190,13 +190,20 @@ const (
 
 // linePlot draws lines into a PNG at path. One line is drawn plain; more
 // are told apart by colour and dashes and named in a legend, drawn to the
-// right of the plot so that it never hides a line.
-func linePlot(path, title, ylabel string, unit timeUnit, lines []plotLine, steps bool) error {
+// right of the plot so that it never hides a line. Both axes start at 0
+// (the time axis at the first event, so that a run's figures share their
+// ticks); yMax, when above 0, is the y axis's least top (1 for a
+// fraction).
+func linePlot(path, title, ylabel string, unit timeUnit, lines []plotLine, steps bool, yMax float64) error {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "time since the first event (" + unit.name + ")"
 	p.Y.Label.Text = ylabel
-	p.Y.Min = 0
+	p.X.Min, p.Y.Min = 0, 0
+	if yMax > 0 {
+		p.Y.Max = yMax
+	}
 	if steps {
 		p.Y.Tick.Marker = plot.TickerFunc(integerTicks)
 	}

@@ -97,8 +97,8 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 		}
 		return runFromData(cmd, f)
 	}
-	if f.config != "" || cmd.Flags().Changed("tick") {
-		return badInput(errors.New("--config and --tick go with --from-data (a scenario for a workload is --cluster)"))
+	if f.config != "" || cmd.Flags().Changed("tick") || cmd.Flags().Changed("cycles") {
+		return badInput(errors.New("--config, --cycles and --tick go with --from-data (a scenario for a workload is --cluster; when cycles run is --cycle)"))
 	}
 	policies := []string{f.policy}
 	if compare {
@@ -125,6 +125,22 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	w, read, err := loadWorkload(f, setup.Base)
 	if err != nil {
 		return err
+	}
+	// The output directories exist before any replay: one that cannot be
+	// made is known at once, not after a long run.
+	if f.out != "" {
+		dirs := []string{f.out}
+		if compare {
+			dirs = dirs[:0]
+			for _, p := range policies {
+				dirs = append(dirs, filepath.Join(f.out, p))
+			}
+		}
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return badInput(fmt.Errorf("--out: %w", err))
+			}
+		}
 	}
 	if read.OutOfOrder > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "xce: warning: %v (%d %s out of submit order; jobs are replayed in submit order)\n",
@@ -317,19 +333,22 @@ func writeSimTable(w io.Writer, runs ...simResult) error {
 		fmt.Fprintln(tw)
 	}
 	some := func(has func(r simResult) bool) bool { return slices.ContainsFunc(runs, has) }
+	// The rows printed once come first: a row of one cell between rows of
+	// one cell per run would break the runs' columns.
 	once("workload", r.Workload)
 	once("cluster", fmt.Sprintf("%d hosts, %d slots", r.Hosts, r.TotalSlots))
+	if r.Dropped+r.Capped+r.SkippedLines > 0 {
+		once("cleaning", fmt.Sprintf("%d dropped, %d %s capped, %d bad %s skipped", r.Dropped,
+			r.Capped, plural(r.Capped, "run time", "run times"), r.SkippedLines, plural(r.SkippedLines, "line", "lines")))
+	}
+	if r.OutOfOrder > 0 {
+		once("out of submit order", fmt.Sprint(r.OutOfOrder))
+	}
 	row("policy", func(r simResult) string { return r.Policy })
 	row("jobs completed", func(r simResult) string { return fmt.Sprint(r.Jobs) })
 	row("rejected (can never run)", func(r simResult) string { return fmt.Sprint(r.Rejected) })
 	if some(func(r simResult) bool { return r.Unfinished > 0 }) {
 		row("unfinished", func(r simResult) string { return fmt.Sprint(r.Unfinished) })
-	}
-	if r.Dropped+r.Capped+r.SkippedLines > 0 {
-		once("cleaning", fmt.Sprintf("%d dropped, %d run times capped, %d bad lines skipped", r.Dropped, r.Capped, r.SkippedLines))
-	}
-	if r.OutOfOrder > 0 {
-		once("out of submit order", fmt.Sprint(r.OutOfOrder))
 	}
 	row("makespan", func(r simResult) string { return fmt.Sprintf("%d s", r.MakespanS) })
 	row("utilization", func(r simResult) string { return fmt.Sprintf("%.4f", r.Utilization) })
