@@ -1,0 +1,58 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/framework/runtime"
+	ct "github.com/xce-sched/xce/internal/clustertest"
+)
+
+// TestRequeueOnPlanConservative (found by TestPropertyStandingLive; not a
+// matter of the skipping: the oracle decides the same): one host of one
+// slot under conservative. Job 1 (10 s estimated) starts at 0 in cycle 1
+// and is requeued at 10, its estimated end. Requeue goes through Finish,
+// which sees an end on plan (offPlan stays false), and leaves job.Cycle
+// at 1, the cycle that started it. The cycle at 10 is cycle 2, so
+// dispatcher.unchanged finds the job "considered" in the previous cycle
+// (job.Cycle == cycles-1), pending, without a reservation, with nothing
+// off plan: Unchanged. The conservative policy skips it: it pends with
+// no reason (None) and no reservation on an idle host, and the live core
+// records nothing for it (Unchanged). Each cycle then sets its Cycle
+// again, so it stays Unchanged until some job ends off its estimate: it
+// never starts here.
+func TestRequeueOnPlanConservative(t *testing.T) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 1, Mem: -1}},
+		Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative}},
+		Jobs:   []ct.Job{{ID: 1, Min: 1, Runtime: 10, Estimate: 10}}}
+	for _, oracle := range []bool{false, true} {
+		s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oracle {
+			runtime.ConsiderEveryJob(s)
+		}
+		j := s.Jobs[0]
+		if _, err := s.Cycle(context.Background(), 0); err != nil {
+			t.Fatal(err)
+		}
+		if j.State != framework.Running {
+			t.Fatalf("job 1 %v at 0, want running", j.State)
+		}
+		s.Requeue(j, 10)
+		for now := int64(10); now <= 12; now++ {
+			considered, err := s.Cycle(context.Background(), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State != framework.Running {
+				t.Errorf("oracle %v: at %d the requeued job 1 %v (%v, unchanged %v, considered %d jobs) on an idle host",
+					oracle, now, j.State, j.Reasons.Main, j.Unchanged, len(considered))
+			}
+		}
+	}
+}
