@@ -56,3 +56,46 @@ func TestRequeueOnPlanConservative(t *testing.T) {
 		}
 	}
 }
+
+// TestUnchangedHeldBehindAdmitted (found by TestPropertyStandingLive; not
+// a matter of the skipping, which a gated job turns off: the oracle
+// decides the same): the live core (internal/live, Core.Cycle) records
+// nothing for a considered pending job with Unchanged set, "its decision,
+// reasons and reservation stand". Under strict FCFS that does not hold
+// when a gate admits a job ahead of it with nothing released: one host of
+// 2 slots; job 1 (1 task) starts at 0 while job 2 (2 tasks, started(1))
+// waits on its dependency, and job 3 (2 tasks) pends with
+// NotEnoughSlots and blocks the queue. At 1 nothing was released: job 3
+// is Unchanged. The gate now admits job 2, which pends and blocks, and
+// fcfs holds job 3 behind it (Dispatcher.Hold): job 3 pends with Priority,
+// Unchanged still set, so the live state keeps NotEnoughSlots.
+func TestUnchangedHeldBehindAdmitted(t *testing.T) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 2, Mem: -1}},
+		Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyFCFS}},
+		Jobs: []ct.Job{{ID: 1, Min: 1, Runtime: 10, Estimate: 10}, {ID: 2, Min: 2, Runtime: 10, Estimate: 10, Depend: "started(1)"},
+			{ID: 3, Min: 2, Runtime: 10, Estimate: 10}}}
+	for _, oracle := range []bool{false, true} {
+		s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oracle {
+			runtime.ConsiderEveryJob(s)
+		}
+		j3 := s.Jobs[2]
+		var last framework.Reason
+		for now := int64(0); now <= 2; now++ {
+			if _, err := s.Cycle(context.Background(), now); err != nil {
+				t.Fatal(err)
+			}
+			if j3.State != framework.Pending {
+				t.Fatalf("oracle %v: job 3 %v at %d", oracle, j3.State, now)
+			}
+			if j3.Unchanged && j3.Reasons.Main != last {
+				t.Errorf("oracle %v: at %d job 3 is Unchanged but pends with %v, %v the cycle before (job 2: %v)",
+					oracle, now, j3.Reasons.Main, last, s.Jobs[1].Reasons.Main)
+			}
+			last = j3.Reasons.Main
+		}
+	}
+}
