@@ -213,6 +213,9 @@ func (d *dispatcher) Hold(job *framework.Job) {
 	if job.Reasons.Main == framework.Priority {
 		return // held before: it was checked then, and the check is static
 	}
+	// Its reason changes (a job a gate admitted now blocks the queue ahead
+	// of it): whatever stood from the last cycle no longer does.
+	job.Unchanged = false
 	if note := d.s.runner.NeverFits(job); note != "" {
 		job.Reasons = framework.PendReasons{Main: framework.BadRequest, Detail: -1, Note: note, Stuck: true}
 		return

@@ -100,6 +100,7 @@ func (s *Scheduler) Requeue(job *framework.Job, now int64) {
 	job.SuspendedFor = 0
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.Reasons, job.Reserved, job.Unchanged = framework.PendReasons{}, nil, false
+	job.Cycle = 0 // never considered as a pending job: no decision of it stands
 	job.Requeues++
 	i, _ := slices.BinarySearchFunc(s.pending, job, func(a, b *framework.Job) int {
 		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))

@@ -11,19 +11,15 @@ import (
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
 
-// TestRequeueOnPlanConservative (found by TestPropertyStandingLive; not a
-// matter of the skipping: the oracle decides the same): one host of one
-// slot under conservative. Job 1 (10 s estimated) starts at 0 in cycle 1
-// and is requeued at 10, its estimated end. Requeue goes through Finish,
-// which sees an end on plan (offPlan stays false), and leaves job.Cycle
-// at 1, the cycle that started it. The cycle at 10 is cycle 2, so
-// dispatcher.unchanged finds the job "considered" in the previous cycle
-// (job.Cycle == cycles-1), pending, without a reservation, with nothing
-// off plan: Unchanged. The conservative policy skips it: it pends with
-// no reason (None) and no reservation on an idle host, and the live core
-// records nothing for it (Unchanged). Each cycle then sets its Cycle
-// again, so it stays Unchanged until some job ends off its estimate: it
-// never starts here.
+// TestRequeueOnPlanConservative (found by TestPropertyStandingLive; a bug
+// of Requeue, not of the skipping: the oracle decided the same): one host
+// of one slot under conservative. Job 1 (10 s estimated) starts at 0 in
+// cycle 1 and is requeued at 10, its estimated end, so nothing is off
+// plan. Requeue used to leave job.Cycle at 1, the cycle that started it:
+// the cycle at 10 (cycle 2) found the job "considered" in the previous
+// cycle and Unchanged, conservative skipped it, and it pended with no
+// reason on an idle host, for good. A requeued job now starts afresh
+// (Cycle 0): it runs again in the cycle at 10.
 func TestRequeueOnPlanConservative(t *testing.T) {
 	spec := ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 1, Mem: -1}},
 		Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative}},
@@ -57,18 +53,17 @@ func TestRequeueOnPlanConservative(t *testing.T) {
 	}
 }
 
-// TestUnchangedHeldBehindAdmitted (found by TestPropertyStandingLive; not
-// a matter of the skipping, which a gated job turns off: the oracle
-// decides the same): the live core (internal/live, Core.Cycle) records
-// nothing for a considered pending job with Unchanged set, "its decision,
-// reasons and reservation stand". Under strict FCFS that does not hold
-// when a gate admits a job ahead of it with nothing released: one host of
-// 2 slots; job 1 (1 task) starts at 0 while job 2 (2 tasks, started(1))
-// waits on its dependency, and job 3 (2 tasks) pends with
-// NotEnoughSlots and blocks the queue. At 1 nothing was released: job 3
-// is Unchanged. The gate now admits job 2, which pends and blocks, and
-// fcfs holds job 3 behind it (Dispatcher.Hold): job 3 pends with Priority,
-// Unchanged still set, so the live state keeps NotEnoughSlots.
+// TestUnchangedHeldBehindAdmitted (found by TestPropertyStandingLive; a
+// bug of Hold, not of the skipping, which a gated job turns off): the
+// live core (internal/live, Core.Cycle) records nothing for a considered
+// pending job with Unchanged set, whose "decision, reasons and
+// reservation stand". One host of 2 slots under strict FCFS; job 1 (1
+// task) starts at 0 while job 2 (2 tasks, started(1)) waits on its
+// dependency, and job 3 (2 tasks) pends with NotEnoughSlots. At 1 nothing
+// was released: job 3 is Unchanged. The gate now admits job 2, which
+// pends and blocks, and fcfs holds job 3 behind it: its reason becomes
+// Priority, and Hold now clears Unchanged, so the change is recorded
+// (before, the live state kept NotEnoughSlots).
 func TestUnchangedHeldBehindAdmitted(t *testing.T) {
 	spec := ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 2, Mem: -1}},
 		Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyFCFS}},
