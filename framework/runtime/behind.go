@@ -48,7 +48,7 @@ func (s *Scheduler) behindQueue() bool {
 func (s *Scheduler) skipFrom() int {
 	b := &s.behind
 	h := b.head
-	if h == nil || s.considerAll || s.cycles == 0 || !s.behindQueue() || s.gated+s.requeuing > 0 || len(s.suspended) > 0 ||
+	if h == nil || s.cycles == 0 || !s.canSkip() || !s.behindQueue() ||
 		len(s.pending) != b.n || s.pending[b.at] != h || h.State != framework.Pending || h.Cycle != s.cycles ||
 		h.Req == nil || h.Req.Rising {
 		b.head = nil
@@ -89,7 +89,7 @@ func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom i
 	for err == nil && !blocked && thawed < len(tail) {
 		piece := tail[thawed : thawed+min(max(thawed, 1), len(tail)-thawed)]
 		thawed += len(piece)
-		b.untally(piece)
+		tally(&b.byReason, piece, -1)
 		lo := len(s.order)
 		s.order = append(s.order, piece...)
 		blocked, err = step(s.order[lo:])
@@ -120,11 +120,11 @@ func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom i
 	b.head = nil
 	if h := slices.IndexFunc(s.pending[:a], blocks); h >= 0 {
 		b.head, b.at = s.pending[h], h
-		b.tally(s.pending[h+1 : a])
-		b.tally(s.pending[a+t:])
+		tally(&b.byReason, s.pending[h+1:a], 1)
+		tally(&b.byReason, s.pending[a+t:], 1)
 	} else if h := slices.IndexFunc(s.pending[a+t:], blocks); h >= 0 && t == 0 {
 		b.head, b.at = s.pending[a+h], a+h
-		b.tally(s.pending[a+h+1:])
+		tally(&b.byReason, s.pending[a+h+1:], 1)
 	}
 	b.n = len(s.pending)
 	if s.skippedFrom == 0 {
@@ -143,9 +143,6 @@ func blocks(j *framework.Job) bool { return j.State == framework.Pending && !j.R
 // list) and how many untouched jobs follow them.
 func (s *Scheduler) compactBehind(k, newFrom int) (a, t int) {
 	s.asideNew = len(s.aside)
-	stays := func(j *framework.Job) bool {
-		return j.State == framework.Pending && (!j.Reasons.Stuck || j.Reserved != nil)
-	}
 	for _, j := range s.pending[:k] {
 		if j.State == framework.Pending && !stays(j) {
 			s.aside = append(s.aside, j)
@@ -172,12 +169,12 @@ func (s *Scheduler) compactBehind(k, newFrom int) (a, t int) {
 func (s *Scheduler) recordBehind() {
 	b := &s.behind
 	b.head, b.byReason = nil, b.byReason[:0]
-	if !s.behindQueue() || s.gated+s.requeuing > 0 || len(s.suspended) > 0 {
+	if !s.canSkip() || !s.behindQueue() {
 		return
 	}
 	if h := slices.IndexFunc(s.pending, blocks); h >= 0 {
 		b.head, b.at, b.n = s.pending[h], h, len(s.pending)
-		b.tally(s.pending[h+1:])
+		tally(&b.byReason, s.pending[h+1:], 1)
 	}
 }
 
@@ -188,17 +185,18 @@ func (s *Scheduler) forgetStanding() {
 	s.behind.head, s.quiet.valid, s.skippedFrom = nil, false, 0
 }
 
-// tally counts jobs by main reason into byReason.
-func (b *behindHead) tally(jobs []*framework.Job) {
-	for _, j := range jobs {
-		addReason(&b.byReason, j.Reasons.Main, 1)
-	}
+// canSkip reports whether a cycle may leave out jobs whose decisions
+// stand: no gate and no preemption is at work (their jobs are looked at
+// in every cycle), and the tests' oracle is off (ConsiderEveryJob).
+func (s *Scheduler) canSkip() bool {
+	return !s.considerAll && s.gated+s.requeuing == 0 && len(s.suspended) == 0
 }
 
-// untally takes jobs out of byReason.
-func (b *behindHead) untally(jobs []*framework.Job) {
+// tally adds n times each of jobs, by main reason, to counts (n = -1
+// takes them out).
+func tally(counts *[]ReasonCount, jobs []*framework.Job, n int) {
 	for _, j := range jobs {
-		addReason(&b.byReason, j.Reasons.Main, -1)
+		addReason(counts, j.Reasons.Main, n)
 	}
 }
 

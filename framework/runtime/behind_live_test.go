@@ -32,9 +32,8 @@ import (
 // cycle (internal/live: a considered pending job with Unchanged set is
 // not recorded, nor one whose reason and reservation are the recorded
 // ones), what it would have recorded for each pending job is what the job
-// holds: a job the skipping left out never changes unseen (checked
-// without gates, and with no requeue under conservative: the two known
-// exceptions, which the oracle shares, are TestUnchangedHeldBehindAdmitted
+// holds: a job the skipping left out never changes unseen (it found the
+// two bugs, which the oracle shared, of TestUnchangedHeldBehindAdmitted
 // and TestRequeueOnPlanConservative).
 func TestPropertyStandingLive(t *testing.T) {
 	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
@@ -161,9 +160,7 @@ func TestPropertyStandingLive(t *testing.T) {
 					if err := s.Cancel(j, now); err != nil {
 						t.Fatal(err)
 					}
-				case op == 1 && j.State == framework.Running && s.Cluster.Queues[j.Spec.Queue].Policy != cluster.PolicyConservative:
-					// Not under conservative: a job requeued on plan there
-					// is Unchanged (TestRequeueOnPlanConservative).
+				case op == 1 && j.State == framework.Running:
 					s.Requeue(j, now)
 					delete(recorded[k], j.Spec.ID)
 				case op == 2:
@@ -209,9 +206,7 @@ func TestPropertyStandingLive(t *testing.T) {
 					tally[k][b.Reason] += b.Jobs
 				}
 				for _, j := range s.Jobs {
-					// With gates, fcfs may hold an Unchanged job behind one a
-					// gate admits (TestUnchangedHeldBehindAdmitted).
-					if gates || j.State != framework.Pending || j.Cycle == 0 {
+					if j.State != framework.Pending || j.Cycle == 0 {
 						continue
 					}
 					if r, want := recorded[k][j.Spec.ID], (record{j.Reasons.Main, s.MainDetail(&j.Reasons), reservation(j)}); r != want {

@@ -36,6 +36,12 @@ func (s *Scheduler) compactFrom(from int) {
 	s.pending = s.pending[:n]
 }
 
+// stays reports whether compaction keeps j in the pending list: it still
+// pends and, if stuck, holds a reservation.
+func stays(j *framework.Job) bool {
+	return j.State == framework.Pending && (!j.Reasons.Stuck || j.Reserved != nil)
+}
+
 // Aside returns the pending jobs set aside as stuck that the last cycle
 // did not consider (those it set aside are among the jobs it returned):
 // they keep the reasons of the cycle that found them stuck. The slice is
@@ -50,9 +56,7 @@ func (s *Scheduler) unsetAside() {
 	}
 	s.forgetStanding()
 	s.pending = append(s.pending, s.aside...)
-	slices.SortStableFunc(s.pending, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
+	slices.SortStableFunc(s.pending, bySubmit)
 	clear(s.aside)
 	s.aside, s.asideNew = s.aside[:0], 0
 }
@@ -128,4 +132,24 @@ func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, fail
 	for _, o := range s.observers {
 		o.JobFinished(job, now)
 	}
+}
+
+// repend puts a job that ran (requeued) back among the pending jobs, in
+// submit order, to start afresh: no start, allocation, reservation or
+// time suspended, and no decision of it stands (Cycle 0: never considered
+// as a pending job). The pending list changed outside a cycle: what the
+// last cycle left is forgotten.
+func (s *Scheduler) repend(job *framework.Job) {
+	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
+	job.SuspendedFor, job.Reserved, job.Unchanged, job.Cycle = 0, nil, false, 0
+	job.Requeues++
+	i, _ := slices.BinarySearchFunc(s.pending, job, bySubmit)
+	s.pending = slices.Insert(s.pending, i, job)
+	s.forgetStanding()
+}
+
+// bySubmit orders jobs by submit time, then ID: the order of the pending
+// and future lists.
+func bySubmit(a, b *framework.Job) int {
+	return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
 }

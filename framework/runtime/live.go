@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,11 +44,8 @@ func (s *Scheduler) Submit(spec *cluster.Job) (*framework.Job, error) {
 // then ID (live submissions arrive in that order: appending is the common
 // case).
 func (s *Scheduler) admit(job *framework.Job) {
-	later := func(j *framework.Job) bool {
-		return cmp.Or(cmp.Compare(j.Spec.Submit, job.Spec.Submit), cmp.Compare(j.Spec.ID, job.Spec.ID)) > 0
-	}
 	i := len(s.future)
-	for i > s.next && later(s.future[i-1]) {
+	for i > s.next && bySubmit(s.future[i-1], job) > 0 {
 		i--
 	}
 	s.future = slices.Insert(s.future, i, job)
@@ -97,16 +93,8 @@ func (s *Scheduler) Requeue(job *framework.Job, now int64) {
 		return
 	}
 	s.Finish(job, now)
-	job.SuspendedFor = 0
-	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
-	job.Reasons, job.Reserved, job.Unchanged = framework.PendReasons{}, nil, false
-	job.Cycle = 0 // never considered as a pending job: no decision of it stands
-	job.Requeues++
-	i, _ := slices.BinarySearchFunc(s.pending, job, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
-	s.pending = slices.Insert(s.pending, i, job)
-	s.forgetStanding()
+	s.repend(job)
+	job.Reasons = framework.PendReasons{}
 }
 
 // Restore adds a job that already runs with exactly alloc (from the event

@@ -420,15 +420,7 @@ func (s *Scheduler) requeued(job *framework.Job, now int64) {
 	if m, ok := s.Committer.(*MemCommitter); ok {
 		m.Remove(job.Spec.ID)
 	}
-	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
-	job.SuspendedFor, job.Reserved, job.Unchanged = 0, nil, false
-	job.Cycle = 0 // never considered as a pending job: no decision of it stands
-	job.Requeues++
-	i, _ := slices.BinarySearchFunc(s.pending, job, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
-	s.pending = slices.Insert(s.pending, i, job)
-	s.forgetStanding()
+	s.repend(job)
 }
 
 // resume resumes, at the start of a cycle at now, every suspended job

@@ -40,15 +40,13 @@ func (s *Scheduler) quietQueues() bool {
 // them out of the tally, which is left counting the jobs not considered.
 func (s *Scheduler) quietCycle() bool {
 	q := &s.quiet
-	if !q.valid || s.considerAll || s.released || s.offPlan || s.unguarded || s.cycles == 0 ||
-		s.gated+s.requeuing > 0 || len(s.suspended) > 0 || len(s.pending) != q.n || !s.quietQueues() {
+	if !q.valid || s.released || s.offPlan || s.unguarded || s.cycles == 0 || !s.canSkip() ||
+		len(s.pending) != q.n || !s.quietQueues() {
 		q.valid = false
 		return false
 	}
 	q.old = append(q.old[:0], q.volatile...)
-	for _, j := range q.old {
-		addReason(&q.byReason, j.Reasons.Main, -1)
-	}
+	tally(&q.byReason, q.old, -1)
 	s.standing = append(s.standing[:0], q.byReason...)
 	return true
 }
@@ -58,12 +56,6 @@ func (s *Scheduler) quietCycle() bool {
 // as hosts fill.
 func volatile(j *framework.Job) bool {
 	return j.Reserved != nil || j.Req != nil && j.Req.Rising
-}
-
-// stays reports whether compaction keeps j in the pending list: it still
-// pends and, if stuck, holds a reservation.
-func stays(j *framework.Job) bool {
-	return j.State == framework.Pending && (!j.Reasons.Stuck || j.Reserved != nil)
 }
 
 // compactQuiet is compactPending after a quiet cycle: of the jobs before
@@ -93,36 +85,29 @@ func (s *Scheduler) compactQuiet(newFrom int) int {
 // after any other, every pending job is.
 func (s *Scheduler) recordQuiet(newFrom int) {
 	q := &s.quiet
-	if !s.quietQueues() || s.gated+s.requeuing > 0 || len(s.suspended) > 0 {
+	if !s.canSkip() || !s.quietQueues() {
 		q.valid = false
 		return
 	}
+	q.volatile = q.volatile[:0]
 	if newFrom < 0 {
-		q.byReason, q.volatile = q.byReason[:0], q.volatile[:0]
-		for _, j := range s.pending {
-			addReason(&q.byReason, j.Reasons.Main, 1)
-			if volatile(j) {
-				q.volatile = append(q.volatile, j)
-			}
-		}
+		q.byReason = q.byReason[:0]
+		q.take(s.pending)
 	} else {
-		q.volatile = q.volatile[:0]
-		for _, j := range q.old {
-			if stays(j) {
-				addReason(&q.byReason, j.Reasons.Main, 1)
-				if volatile(j) {
-					q.volatile = append(q.volatile, j)
-				}
-			}
-		}
-		for _, j := range s.pending[newFrom:] {
-			addReason(&q.byReason, j.Reasons.Main, 1)
-			if volatile(j) {
-				q.volatile = append(q.volatile, j)
-			}
-		}
+		q.take(slices.DeleteFunc(q.old, func(j *framework.Job) bool { return !stays(j) }))
+		q.take(s.pending[newFrom:])
 	}
 	q.valid, q.n = true, len(s.pending)
+}
+
+// take counts pending jobs by main reason and keeps the volatile ones.
+func (q *quietRecord) take(jobs []*framework.Job) {
+	tally(&q.byReason, jobs, 1)
+	for _, j := range jobs {
+		if volatile(j) {
+			q.volatile = append(q.volatile, j)
+		}
+	}
 }
 
 // addReason adds n jobs of main reason r to counts, dropping a reason

@@ -272,9 +272,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			s.future = append(s.future, j)
 		}
 	}
-	slices.SortStableFunc(s.future, func(a, b *framework.Job) int {
-		return cmp.Or(cmp.Compare(a.Spec.Submit, b.Spec.Submit), cmp.Compare(a.Spec.ID, b.Spec.ID))
-	})
+	slices.SortStableFunc(s.future, bySubmit)
 	return s, nil
 }
 
