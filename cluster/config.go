@@ -31,7 +31,7 @@ func DefaultServer() Server {
 }
 
 // configKeys are the top-level keys of a live cluster's configuration.
-var configKeys = []string{"hosts", "host_groups", "user_groups", "shared", "queues", "limits", "max_array_size", "reservation_usage", "server"}
+var configKeys = []string{"hosts", "host_groups", "user_groups", "shared", "queues", "limits", "max_array_size", "reservation_usage", "slurm", "server"}
 
 // ParseConfig parses a live cluster's configuration (docs/daemon.md): the
 // scenario format (docs/scenario.md) without jobs — a `jobs` key is an

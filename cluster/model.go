@@ -84,6 +84,11 @@ const (
 	// PolicyConservative: conservative backfilling (a reservation for every
 	// blocked job).
 	PolicyConservative Policy = "conservative"
+	// PolicyBackfill: Slurm's sched/backfill: in every cycle each pending
+	// job, in priority order, starts if it fits without delaying the jobs
+	// before it, or else gets a reservation at the earliest time it fits;
+	// reservations are planned afresh each cycle (docs/slurm.md).
+	PolicyBackfill Policy = "backfill"
 )
 
 // Queue is a job queue.
@@ -217,6 +222,10 @@ type Job struct {
 	// rusage[ngpus_physical=GPU.Num] (gpureq.Merge); GPU keeps the rest,
 	// such as the compute mode, for the job (docs/gpus.md).
 	GPU *gpureq.Request
+	// QOS is the job's Slurm QOS (a scenario's qos; a Slurm workload's),
+	// which the multifactor picker's QOS factor reads; "" for none
+	// (docs/slurm.md).
+	QOS string
 	// ThinkTime, in seconds, is how long after the jobs its dependency
 	// names have ended the job may start (an SWF trace's field 18 with
 	// field 17 as the dependency; docs/dependencies.md); 0 for none.
@@ -257,6 +266,10 @@ type Cluster struct {
 	// by ResID (the configuration's reservation_usage); nil or shorter
 	// than Resources means PerHost for the rest. Read it with Reserve.
 	ReservationUsage []ReserveMethod
+	// Slurm is the configuration's slurm section (docs/slurm.md): the
+	// multifactor picker's settings and the partitions' defaults for
+	// Slurm workloads; nil when absent.
+	Slurm *SlurmConfig
 
 	schema     *Schema
 	queueHosts [][]bool    // per queue: host mask, nil when the queue has no host list

@@ -181,7 +181,7 @@ func (l *loader) yamlError(err error) error {
 }
 
 // scenarioKeys are the top-level keys of a scenario.
-var scenarioKeys = []string{"hosts", "host_groups", "user_groups", "shared", "queues", "limits", "max_array_size", "reservation_usage", "jobs"}
+var scenarioKeys = []string{"hosts", "host_groups", "user_groups", "shared", "queues", "limits", "max_array_size", "reservation_usage", "slurm", "jobs"}
 
 // load builds the Cluster from the document body.
 func (l *loader) load(root ast.Node) (*Cluster, error) {
@@ -218,6 +218,9 @@ func (l *loader) load(root ast.Node) (*Cluster, error) {
 		return nil, err
 	}
 	if err := l.loadReservationUsage(top); err != nil {
+		return nil, err
+	}
+	if err := l.loadSlurm(top); err != nil {
 		return nil, err
 	}
 	n, err := l.intField(top, "max_array_size", 1, jobarray.MaxSize, jobarray.DefaultMaxSize)

@@ -271,12 +271,12 @@ func (l *loader) loadQueues(top *fieldSet) error {
 			return err
 		}
 		q.Priority = int(prio)
-		policy, err := l.enumField(fs, "policy", "firstfit", "fcfs", "firstfit", "easy", "conservative")
+		policy, err := l.slurmEnumField(fs, "policy", "firstfit", "backfill", "fcfs", "firstfit", "easy", "conservative")
 		if err != nil {
 			return err
 		}
 		q.Policy = Policy(policy)
-		if q.Picker, err = l.enumField(fs, "picker", "priority", "priority", "fairshare"); err != nil {
+		if q.Picker, err = l.slurmEnumField(fs, "picker", "priority", "multifactor", "priority", "fairshare"); err != nil {
 			return err
 		}
 		status, err := l.enumField(fs, "status", "open", "open", "closed")

@@ -117,7 +117,7 @@ func (l *loader) addJob(jl *jobList, i int, it ast.Node) error {
 
 // jobFields are the fields of a job.
 var jobFields = []string{"id", "user", "project", "queue", "submit", "tasks",
-	"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive", "gpu"}
+	"resreq", "runtime", "estimate", "running_on", "start", "array", "name", "depend", "exit_code", "exclusive", "gpu", "qos"}
 
 // MaxScenarioJobs is the most jobs a scenario may hold, array elements
 // counted one each.
@@ -163,7 +163,10 @@ func (l *loader) job(fs *fieldSet, id JobID) (Job, error) {
 	for _, f := range []struct {
 		name, def string
 		dst       *string
-	}{{"user", DefaultUser, &j.User}, {"project", DefaultProject, &j.Project}} {
+	}{{"user", DefaultUser, &j.User}, {"project", DefaultProject, &j.Project}, {"qos", "", &j.QOS}} {
+		if f.def == "" && !l.has(fs, f.name) {
+			continue // qos: none
+		}
 		s, n, err := l.strField(fs, f.name, f.def)
 		if err == nil {
 			err = l.checkName(n, fieldPath(fs.path, f.name), s)

@@ -361,7 +361,7 @@ func (l *loader) fields(n ast.Node, path string, allowed []string) (*fieldSet, e
 	fs := &fieldSet{node: mn, path: path, m: make(map[string]entry, len(es))}
 	for _, e := range es {
 		if !contains(allowed, e.key) {
-			return nil, l.errAt(e.kn, e.path, "unknown field %s (known fields: %s)", quoteValue(e.key), strings.Join(allowed, ", "))
+			return nil, l.errAt(e.kn, e.path, "unknown field %s (known fields: %s)%s", quoteValue(e.key), strings.Join(xceKeys(allowed), ", "), slurmNote(allowed))
 		}
 		fs.m[e.key] = e
 	}

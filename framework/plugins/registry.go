@@ -6,6 +6,7 @@ import (
 
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/plugins/array"
+	"github.com/xce-sched/xce/framework/plugins/backfill"
 	"github.com/xce-sched/xce/framework/plugins/conservative"
 	"github.com/xce-sched/xce/framework/plugins/dependency"
 	"github.com/xce-sched/xce/framework/plugins/easy"
@@ -14,14 +15,15 @@ import (
 	"github.com/xce-sched/xce/framework/plugins/fcfs"
 	"github.com/xce-sched/xce/framework/plugins/firstfit"
 	"github.com/xce-sched/xce/framework/plugins/limit"
+	"github.com/xce-sched/xce/framework/plugins/multifactor"
 	"github.com/xce-sched/xce/framework/plugins/parjob"
 	"github.com/xce-sched/xce/framework/plugins/priority"
 	"github.com/xce-sched/xce/framework/plugins/seqjob"
 )
 
 // NewInTreeRegistry returns a registry of every plugin shipped with xce:
-// the seqjob and parjob allocators, the priority and fairshare pickers, the
-// fcfs, firstfit, easy and conservative policies, the limit and exclusive
+// the seqjob and parjob allocators, the priority, fairshare and multifactor
+// pickers, the fcfs, firstfit, easy, conservative and backfill policies, the limit and exclusive
 // preparers, and
 // the array and dependency gates.
 func NewInTreeRegistry() framework.Registry {
@@ -40,10 +42,17 @@ func NewInTreeRegistry() framework.Registry {
 		}
 		return fairshare.New(h.Cluster, h.Queue), nil
 	}))
+	must(r.Register(multifactor.Name, func(h framework.Handle) (framework.Plugin, error) {
+		if h.Queue < 0 {
+			return nil, errors.New("multifactor is a per-queue picker")
+		}
+		return multifactor.New(h.Cluster, h.Queue), nil
+	}))
 	must(r.Register(fcfs.Name, func(framework.Handle) (framework.Plugin, error) { return fcfs.Plugin{}, nil }))
 	must(r.Register(firstfit.Name, func(framework.Handle) (framework.Plugin, error) { return firstfit.Plugin{}, nil }))
 	must(r.Register(easy.Name, func(framework.Handle) (framework.Plugin, error) { return easy.Plugin{}, nil }))
 	must(r.Register(conservative.Name, func(framework.Handle) (framework.Plugin, error) { return conservative.Plugin{}, nil }))
+	must(r.Register(backfill.Name, func(framework.Handle) (framework.Plugin, error) { return backfill.Plugin{}, nil }))
 	must(r.Register(array.Name, func(framework.Handle) (framework.Plugin, error) { return array.New(), nil }))
 	must(r.Register(dependency.Name, func(h framework.Handle) (framework.Plugin, error) {
 		if h.Jobs == nil {
