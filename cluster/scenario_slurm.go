@@ -155,7 +155,7 @@ func (l *loader) timeOrUnlimited(fs *fieldSet, name string) (int64, error) {
 		return -1, nil
 	}
 	e := fs.m[name]
-	if r, str, err := l.resolve(e.val, e.path); err == nil && str {
+	if r, _, err := l.resolve(e.val, e.path); err == nil {
 		if sn, ok := r.(*ast.StringNode); ok && sn.Value == "unlimited" {
 			return -1, nil
 		}
