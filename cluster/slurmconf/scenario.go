@@ -321,4 +321,3 @@ func lineOf(w string) int {
 	v, _ := strconv.Atoi(n)
 	return v
 }
-
