@@ -22,6 +22,27 @@ import (
 type Workload struct {
 	Header swf.Header
 	Jobs   []swf.Job
+	// Requests, when set, gives for each record of Jobs (same index) what
+	// an SWF record cannot say: a Slurm workload's users, accounts,
+	// partitions and resource requirements (SlurmWorkload). The jobs are
+	// then replayed as they ran: no cleaning drops or caps any.
+	Requests []Request
+}
+
+// Request is what a job of a Workload asks for beyond its SWF record.
+type Request struct {
+	// User, Project and QOS are the job's ("" for the defaults).
+	User, Project, QOS string
+	// Queue names the job's queue ("" for the cluster's first queue).
+	Queue string
+	// ResReq is the job's resource requirement (docs/resreq.md).
+	ResReq string
+	// Reject: the job cannot be submitted as it is (Slurm would refuse it,
+	// a time limit over its partition's MaxTime): it pends with
+	// BadRequest and is counted as rejected.
+	Reject bool
+	// Line is the job's line in its file, for error messages.
+	Line int
 }
 
 // Bounds of a cluster built from Setup.Hosts and Setup.Slots or the SWF
@@ -103,6 +124,13 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		p.TotalSlots += h.Slots
 	}
 	c.Jobs = make([]cluster.Job, 0, len(w.Jobs))
+	if w.Requests != nil {
+		if err := p.requests(w, empty); err != nil {
+			return nil, err
+		}
+		slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+		return p, nil
+	}
 	var latest, total int64 // of the jobs kept so far
 	for _, j := range w.Jobs {
 		procs := j.ReqProcs
