@@ -81,10 +81,8 @@ func SlurmWorkload(jobs []slurm.Job, c *cluster.Cluster, file string, absolute b
 		rec := swf.Job{ID: j.ID, Submit: j.Submit - t0, Wait: -1, Run: j.Runtime(), AllocProcs: -1, AvgCPU: -1, UsedMem: -1,
 			ReqProcs: int64(max(j.CPUs, 1)), ReqTime: max(limit, -1), ReqMem: -1, Status: 1, User: uid, Group: -1,
 			Executable: -1, Queue: -1, Partition: -1, PrecedingID: -1, ThinkTime: -1}
-		if limit == 0 {
-			rec.ReqTime = -1
-		}
 		w.Jobs = append(w.Jobs, rec)
+		w.Slurm = append(w.Slurm, j)
 		w.Requests = append(w.Requests, Request{User: j.User, Project: j.Account, QOS: j.QOS, Queue: j.Partition,
 			ResReq: rr, Reject: part.MaxTime > 0 && limit > part.MaxTime, Line: j.Line})
 	}

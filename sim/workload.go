@@ -14,6 +14,7 @@ import (
 	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/framework/runtime"
 	"github.com/xce-sched/xce/resreq"
+	"github.com/xce-sched/xce/slurm"
 	"github.com/xce-sched/xce/workload/swf"
 )
 
@@ -27,6 +28,10 @@ type Workload struct {
 	// partitions and resource requirements (SlurmWorkload). The jobs are
 	// then replayed as they ran: no cleaning drops or caps any.
 	Requests []Request
+	// Slurm, when set, holds the Slurm records Jobs were made from (same
+	// index; SlurmWorkload), so that a replay can be written in their
+	// terms (sacct -P).
+	Slurm []slurm.Job
 }
 
 // Request is what a job of a Workload asks for beyond its SWF record.

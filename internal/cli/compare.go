@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -38,7 +39,7 @@ func parseCompare(list string) ([]string, error) {
 			return nil, fmt.Errorf("--compare %q: %q is listed twice", list, p)
 		}
 		if err := checkPolicy(cluster.Policy(p)); err != nil {
-			return nil, fmt.Errorf("--compare %q: policy %q is unknown: want fcfs, firstfit, easy or conservative", list, p)
+			return nil, fmt.Errorf("--compare %q: policy %q is unknown: want fcfs, firstfit, easy, conservative or backfill", list, p)
 		}
 		seen[p], items[i] = true, p
 	}
@@ -55,7 +56,7 @@ func runCompare(cmd *cobra.Command, f *simFlags, policies []string, setup sim.Se
 	for i, p := range policies {
 		if i > 0 {
 			var err error
-			if setup, err = simSetup(f, p); err != nil {
+			if setup, err = simSetup(f, p, io.Discard); err != nil {
 				return err
 			}
 		}

@@ -91,11 +91,7 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			case config == "" || data == "":
 				return badInput(errors.New("give --dev, or --config FILE and --data DIR"))
 			default:
-				var data []byte
-				if data, err = os.ReadFile(config); err == nil {
-					c, s, err = cluster.ParseConfig(config, data)
-					text = string(data)
-				}
+				c, s, text, err = loadConfigFile(config, cmd.ErrOrStderr())
 			}
 			if err != nil {
 				return badInput(err)
@@ -119,7 +115,8 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&dev, "dev", false, "a one-host cluster of this machine, with the agent inside the server")
-	fl.StringVar(&config, "config", "", "the cluster configuration (docs/daemon.md)")
+	fl.StringVar(&config, "config", "", "the cluster configuration (docs/daemon.md), or a slurm.conf (docs/slurm.md)")
+	fl.StringVar(&config, "cluster", "", "the same as --config")
 	fl.StringVar(&data, "data", "", "the data directory: event log, socket, agent token")
 	fl.StringVar(&listen, "listen", api.DefaultListen, "the TCP address for agents (not with --dev); not loopback: needs --tls-cert and --tls-key")
 	fl.StringVar(&cert, "tls-cert", "", "the TCP listener's TLS certificate chain (PEM)")

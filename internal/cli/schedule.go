@@ -16,11 +16,13 @@ import (
 // scenarioRun holds the flags shared by the commands that schedule a
 // scenario: one cycle, or cycles up to --until.
 type scenarioRun struct {
-	until int64
+	until   int64
+	cluster string
 }
 
 func (sr *scenarioRun) addFlags(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&sr.until, "until", 0, "run cycles at every event up to `T` seconds instead of one cycle")
+	cmd.Flags().StringVar(&sr.cluster, "cluster", "", "take the hosts, queues and the rest of the configuration from `FILE` (a scenario or a slurm.conf) instead of the scenario's own: only its jobs are read (docs/slurm.md)")
 }
 
 // run loads the scenario and schedules it: one cycle at the latest submit
@@ -28,7 +30,11 @@ func (sr *scenarioRun) addFlags(cmd *cobra.Command) {
 // scheduler and the jobs to show: the cycle's, in picking order, or with
 // --until every job submitted by T, in file order (multi is then true).
 func (sr *scenarioRun) run(cmd *cobra.Command, path string) (s *runtime.Scheduler, jobs []*framework.Job, multi bool, err error) {
-	c, err := cluster.Load(path)
+	load := cluster.Load
+	if sr.cluster != "" {
+		load = func(path string) (*cluster.Cluster, error) { return scenarioOn(path, sr.cluster, cmd.ErrOrStderr()) }
+	}
+	c, err := load(path)
 	if err != nil {
 		return nil, nil, false, badInput(err)
 	}
@@ -57,16 +63,20 @@ func newScheduleCmd() *cobra.Command {
 	var asJSON bool
 	var sr scenarioRun
 	cmd := &cobra.Command{
-		Use:   "schedule [--json] [--until T] SCENARIO.yaml",
+		Use:   "schedule [--json] [--until T] [--cluster FILE] SCENARIO.yaml",
 		Short: "Run one scheduling cycle over a scenario and show each job's decision",
 		Long: `Load a scenario (docs/scenario.md), run one scheduling cycle over its pending
 jobs, and print for each job, in picking order, where it runs or why it pends.
 Queues are taken in priority order; within a queue jobs are picked by the
-queue's picker (submit time, then id; or fairshare); each queue's policy
-(fcfs, firstfit, easy or conservative) decides whether a later job may start
-when an earlier one cannot: fcfs never, firstfit whenever it fits, easy and
-conservative when it does not delay the reservations they make for waiting
-jobs (docs/backfill.md).
+queue's picker (submit time, then id; fairshare; or Slurm's multifactor);
+each queue's policy (fcfs, firstfit, easy or conservative) decides whether a
+later job may start when an earlier one cannot: fcfs never, firstfit whenever
+it fits, easy and conservative when it does not delay the reservations they
+make for waiting jobs (docs/backfill.md); Slurm's backfill when it delays none
+of the jobs before it (docs/slurm.md).
+
+With --cluster FILE (a scenario or a slurm.conf), the hosts, queues and the
+rest of the configuration come from FILE, and only the jobs from SCENARIO.
 
 With --until T, cycles run on a virtual clock at every submit and end time
 up to T seconds: jobs are considered from their submit time, and a job that

@@ -29,6 +29,7 @@ import (
 type simFlags struct {
 	workload, clusterFile, policy, out, cycle string
 	fromData, config, cycles, compare         string
+	versus                                    string
 	tick                                      time.Duration
 	hosts, slots, jobs                        int
 	seed                                      uint64
@@ -64,8 +65,9 @@ one figure, a line per policy.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workload, "workload", "", "SWF trace to replay (plain or .gz); default: the Lublin–Feitelson model")
-	fl.StringVar(&f.clusterFile, "cluster", "", "scenario file giving hosts, shared resources, queues and limits")
+	fl.StringVar(&f.workload, "workload", "", "trace to replay: SWF (plain or .gz), sacct -P output or Slurm simulator events, recognized by content; default: the Lublin–Feitelson model")
+	fl.StringVar(&f.clusterFile, "cluster", "", "scenario file giving hosts, shared resources, queues and limits, or a slurm.conf (docs/slurm.md)")
+	fl.StringVar(&f.versus, "versus-sacct", "", "compare the replay with what Slurm did, from sacct -P output `FILE` (docs/slurm.md)")
 	fl.StringVar(&f.policy, "policy", "", "policy of every queue: fcfs, firstfit, easy or conservative (default: the scenario's, else firstfit)")
 	fl.StringVar(&f.out, "out", "", "write schedule.swf, metrics.json, utilization.png and queue.png into `DIR` (with --compare: DIR/<policy>/ for each policy, and compare-utilization.png and compare-queue.png)")
 	fl.StringVar(&f.compare, "compare", "", "replay the workload once per policy of the comma-separated `LIST` (e.g. fcfs,easy,conservative) and compare them: a table, and with --out one figure of each kind")
@@ -118,11 +120,11 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if f.clusterFile != "" && (cmd.Flags().Changed("hosts") || cmd.Flags().Changed("slots")) {
 		return badInput(errors.New("--hosts and --slots describe a cluster of identical hosts: give them or --cluster, not both"))
 	}
-	setup, err := simSetup(f, policies[0])
+	setup, err := simSetup(f, policies[0], cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	w, read, err := loadWorkload(f, setup.Base)
+	w, read, err := loadWorkload(f, setup.Base, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -161,18 +163,25 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if f.asJSON {
 		return writeJSON(cmd.OutOrStdout(), run.res)
 	}
-	return writeSimTable(cmd.OutOrStdout(), run.res)
+	if err := writeSimTable(cmd.OutOrStdout(), run.res); err != nil {
+		return err
+	}
+	if run.res.Versus != nil {
+		return writeVersus(cmd.OutOrStdout(), f.versus, run.res.Versus)
+	}
+	return nil
 }
 
 // simSetup is the setup of a run of policy ("" for the scenario's, else
 // firstfit) as the flags describe it. It loads the --cluster file afresh,
-// so that runs of several policies share no cluster.
-func simSetup(f *simFlags, policy string) (sim.Setup, error) {
+// so that runs of several policies share no cluster; the warnings of
+// importing a slurm.conf go to errOut.
+func simSetup(f *simFlags, policy string, errOut io.Writer) (sim.Setup, error) {
 	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event",
 		Dependencies: f.dependencies}
 	switch {
 	case f.clusterFile != "":
-		c, err := cluster.Load(f.clusterFile)
+		c, err := loadClusterFile(f.clusterFile, errOut)
 		if err != nil {
 			return setup, badInput(err)
 		}
@@ -189,6 +198,8 @@ type simRun struct {
 	res simResult
 	s   *runtime.Scheduler
 	rec *sim.Recorder
+	// nodes are the jobs' hosts as Slurm host lists, for sacct.csv.
+	nodes map[cluster.JobID]string
 }
 
 // simulate replays w on setup (a fresh sim.Prepare and sim.Replay), with
@@ -198,9 +209,14 @@ func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload,
 	if err != nil {
 		return simRun{}, badInput(err)
 	}
-	var progress sim.Observe
+	nodes := map[cluster.JobID]string{}
+	progress := recordNodes(prep.Cluster, nodes)
 	if bar := progressBar(cmd.ErrOrStderr(), len(prep.Cluster.Jobs), label); bar != nil {
-		progress = func(e *sim.Event) { _ = bar.Add(len(e.Ended)) }
+		record := progress
+		progress = func(e *sim.Event) {
+			record(e)
+			_ = bar.Add(len(e.Ended))
+		}
 		defer func() { _ = bar.Finish() }()
 	}
 	s, rec, sum, err := sim.Replay(cmd.Context(), prep, plugins.NewInTreeRegistry(), progress)
@@ -217,12 +233,21 @@ func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload,
 	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policy,
 		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped,
 		SkippedLines: read.Skipped, OutOfOrder: read.OutOfOrder}
-	return simRun{res: res, s: s, rec: rec}, nil
+	if f.versus != "" {
+		if res.Versus, err = versusSacct(f.versus, s, prep.TotalSlots); err != nil {
+			return simRun{}, badInput(fmt.Errorf("--versus-sacct: %w", err))
+		}
+	}
+	return simRun{res: res, s: s, rec: rec, nodes: nodes}, nil
 }
 
-// writeOut writes the run's outputs (writeSimOut) into dir.
+// writeOut writes the run's outputs (writeSimOut) into dir, and the
+// replay as sacct -P output, sacct.csv (docs/slurm.md).
 func (r simRun) writeOut(dir string, w *sim.Workload) error {
-	return writeSimOut(dir, r.s, w, r.rec, r.res, plotCaption(r.res.Workload, r.res.Policy, r.res.Hosts, r.res.TotalSlots))
+	if err := writeSimOut(dir, r.s, w, r.rec, r.res, plotCaption(r.res.Workload, r.res.Policy, r.res.Hosts, r.res.TotalSlots)); err != nil {
+		return err
+	}
+	return writeSacct(filepath.Join(dir, "sacct.csv"), r.s, w, r.nodes)
 }
 
 // maxModelJobs bounds --jobs: the built-in model's jobs are held in
@@ -258,6 +283,8 @@ type simResult struct {
 	Capped       int    `json:"capped"`        // run times capped at the requested time
 	SkippedLines int    `json:"skipped_lines"` // malformed lines and repeated job numbers skipped (--skip-bad)
 	OutOfOrder   int    `json:"out_of_order"`  // records submitted before an earlier record (replayed in submit order)
+	// Versus is the comparison with --versus-sacct's records (docs/slurm.md).
+	Versus *sim.Versus `json:"versus_sacct,omitempty"`
 }
 
 func plural(n int, one, many string) string {
@@ -267,10 +294,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// loadWorkload reads --workload, or generates the built-in model's jobs
-// for the cluster: base's hosts when given, else --hosts (default 128) ×
-// --slots.
-func loadWorkload(f *simFlags, base *cluster.Cluster) (*sim.Workload, sim.ReadStats, error) {
+// loadWorkload reads --workload (SWF, or Slurm's: loadSlurmWorkload,
+// its notes to errOut), or generates the built-in model's jobs for the
+// cluster: base's hosts when given, else --hosts (default 128) × --slots.
+func loadWorkload(f *simFlags, base *cluster.Cluster, errOut io.Writer) (*sim.Workload, sim.ReadStats, error) {
 	if f.workload == "" {
 		hosts := defaultModelHosts
 		if base != nil {
@@ -281,6 +308,12 @@ func loadWorkload(f *simFlags, base *cluster.Cluster) (*sim.Workload, sim.ReadSt
 		slots := max(f.slots, 1)
 		m := lublin.New(hosts*slots, f.seed)
 		return &sim.Workload{Header: swf.Header{MaxNodes: int64(hosts), MaxProcs: int64(hosts * slots), UnixStartTime: -1}, Jobs: m.Generate(f.jobs)}, sim.ReadStats{}, nil
+	}
+	if w, ok, err := loadSlurmWorkload(f.workload, base, errOut); ok || err != nil {
+		if err != nil {
+			return nil, sim.ReadStats{}, badInput(err)
+		}
+		return w, sim.ReadStats{}, nil
 	}
 	w, read, err := sim.ReadSWF(f.workload, f.skipBad)
 	if err != nil {

@@ -84,10 +84,10 @@ then the decisions the other policy would have changed, cycle by cycle.`,
 // configuration's).
 func checkPolicy(p cluster.Policy) error {
 	switch p {
-	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative:
+	case "", cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative, cluster.PolicyBackfill:
 		return nil
 	}
-	return fmt.Errorf("--policy %q: want fcfs, firstfit, easy or conservative", p)
+	return fmt.Errorf("--policy %q: want fcfs, firstfit, easy, conservative or backfill", p)
 }
 
 // readLog passes every event of the log in data directory dir to fn, in

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/cluster/slurmconf"
 	"github.com/xce-sched/xce/framework/plugins"
 	"github.com/xce-sched/xce/internal/agent"
 	"github.com/xce-sched/xce/internal/api"
@@ -285,10 +286,14 @@ func readConfig(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, _, err := cluster.ParseConfig(path, data); err != nil {
+	text, _, err := slurmconf.ConfigText(path, data) // a slurm.conf is imported again (docs/slurm.md)
+	if err != nil {
 		return "", err
 	}
-	return string(data), nil
+	if _, _, err := cluster.ParseConfig(path, text); err != nil {
+		return "", err
+	}
+	return string(text), nil
 }
 
 // remoteAgents makes the agent token (DATA/agent.token), listens on
