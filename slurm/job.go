@@ -168,7 +168,8 @@ func amount(v float64, perCPU, perTask bool, perHost int) string {
 }
 
 // CheckName checks a user, account, partition or QOS name for xce: not
-// empty, no white space or control characters, at most 256 bytes.
+// empty, valid UTF-8, no white space, control characters or '|' (which
+// sacct -P output cannot hold), at most 256 bytes.
 func CheckName(what, s string) error {
 	if s == "" {
 		return fmt.Errorf("%s: empty", what)
@@ -180,8 +181,8 @@ func CheckName(what, s string) error {
 		return fmt.Errorf("%s %s: not valid UTF-8", what, Quote(s))
 	}
 	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return fmt.Errorf("%s %s: white space or a control character", what, Quote(s))
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '|' {
+			return fmt.Errorf("%s %s: white space, a control character or '|'", what, Quote(s))
 		}
 	}
 	return nil

@@ -60,8 +60,9 @@ type Partition struct {
 	Line          int
 }
 
-// maxNodes bounds the nodes of a configuration.
-const maxNodes = slurm.MaxHosts
+// maxNodes bounds the nodes of a configuration (the largest Slurm
+// clusters have some tens of thousands).
+const maxNodes = 100_000
 
 // Parse reads slurm.conf(5) from r; file names it in errors.
 func Parse(r io.Reader, file string) (*Config, error) {
@@ -301,6 +302,9 @@ func (c *Config) partition(all, l line, seen map[string]int) error {
 			d, err := slurm.Duration(v)
 			if err != nil {
 				return slurm.Errorf(c.File, l.n, "%s: %w", t.key, err)
+			}
+			if d == 0 {
+				return slurm.Errorf(c.File, l.n, "%s=%s: want a time above 0, or UNLIMITED", t.key, slurm.Quote(v))
 			}
 			*t.to = d
 		}

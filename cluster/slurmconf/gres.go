@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -62,6 +63,9 @@ func ParseGres(r io.Reader, file string) (*Gres, error) {
 		}
 		if c, ok := l.get("Count"); ok {
 			n, err := slurm.GPUs("gpu:" + c)
+			if err == nil && !startsDigit(c) {
+				err = fmt.Errorf("not a count")
+			}
 			if err != nil {
 				return nil, slurm.Errorf(file, l.n, "Count=%s: %w", slurm.Quote(c), err)
 			}

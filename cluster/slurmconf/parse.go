@@ -41,7 +41,9 @@ func readLines(r io.Reader, file string) ([]line, error) {
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, l)
+				if len(l.pairs) > 0 {
+					out = append(out, l)
+				}
 			}
 			return out, nil
 		}
@@ -73,7 +75,9 @@ func readLines(r io.Reader, file string) ([]line, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, l)
+		if len(l.pairs) > 0 {
+			out = append(out, l)
+		}
 	}
 }
 

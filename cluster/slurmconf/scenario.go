@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +71,27 @@ func Scenario(c *Config, o Options) ([]byte, []string, error) {
 			warn = append(warn, fmt.Sprintf("%s:%d: %s: not used by xce", u.File, u.Line, u.Key))
 		}
 	}
+	// By file (slurm.conf first), then line; a warning on a whole file
+	// after that file's others.
+	fileRank := func(w string) int {
+		switch {
+		case strings.HasPrefix(w, c.File+":"):
+			return 0
+		case o.Gres != nil && strings.HasPrefix(w, o.Gres.File+":"):
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(warn, func(x, y string) int {
+		lx, ly := lineOf(x), lineOf(y)
+		if lx == 0 {
+			lx = math.MaxInt
+		}
+		if ly == 0 {
+			ly = math.MaxInt
+		}
+		return cmp.Or(cmp.Compare(fileRank(x), fileRank(y)), cmp.Compare(lx, ly))
+	})
 	return []byte(b.String()), warn, nil
 }
 
@@ -306,7 +328,6 @@ func (c *Config) unusedWarnings() []string {
 	for _, u := range c.Unused {
 		warn = append(warn, u.String()+": not modelled by xce")
 	}
-	slices.SortStableFunc(warn, func(x, y string) int { return cmp.Compare(lineOf(x), lineOf(y)) })
 	if len(daemon) > 0 {
 		warn = append(warn, fmt.Sprintf("%s: %d daemon, logging, accounting and security settings do not change the schedule and are not imported: %s",
 			c.File, len(daemon), strings.Join(daemon, ", ")))

@@ -198,8 +198,10 @@ type simRun struct {
 	res simResult
 	s   *runtime.Scheduler
 	rec *sim.Recorder
-	// nodes are the jobs' hosts as Slurm host lists, for sacct.csv.
-	nodes map[cluster.JobID]string
+	// nodes are the jobs' hosts as Slurm host lists, for sacct.csv, and
+	// errOut where its notes go.
+	nodes  map[cluster.JobID]string
+	errOut io.Writer
 }
 
 // simulate replays w on setup (a fresh sim.Prepare and sim.Replay), with
@@ -238,7 +240,7 @@ func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload,
 			return simRun{}, badInput(fmt.Errorf("--versus-sacct: %w", err))
 		}
 	}
-	return simRun{res: res, s: s, rec: rec, nodes: nodes}, nil
+	return simRun{res: res, s: s, rec: rec, nodes: nodes, errOut: cmd.ErrOrStderr()}, nil
 }
 
 // writeOut writes the run's outputs (writeSimOut) into dir, and the
@@ -247,7 +249,7 @@ func (r simRun) writeOut(dir string, w *sim.Workload) error {
 	if err := writeSimOut(dir, r.s, w, r.rec, r.res, plotCaption(r.res.Workload, r.res.Policy, r.res.Hosts, r.res.TotalSlots)); err != nil {
 		return err
 	}
-	return writeSacct(filepath.Join(dir, "sacct.csv"), r.s, w, r.nodes)
+	return writeSacct(filepath.Join(dir, "sacct.csv"), r.s, w, r.nodes, r.errOut)
 }
 
 // maxModelJobs bounds --jobs: the built-in model's jobs are held in

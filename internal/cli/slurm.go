@@ -220,8 +220,8 @@ func recordNodes(c *cluster.Cluster, nodes map[cluster.JobID]string) sim.Observe
 // to path: each job with its simulated start, end, nodes and CPUs. Times
 // are the workload's (its UnixStartTime, else 1970-01-01, plus the
 // simulated seconds). A job that never started is PENDING; one that ran
-// past its time limit TIMEOUT; the others COMPLETED.
-func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cluster.JobID]string) error {
+// past its time limit TIMEOUT; the others COMPLETED. Notes go to errOut.
+func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cluster.JobID]string, errOut io.Writer) error {
 	t0 := max(w.Header.UnixStartTime, 0)
 	byID := make(map[cluster.JobID]*framework.Job, len(s.Jobs))
 	for _, j := range s.Jobs {
@@ -271,9 +271,13 @@ func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cl
 	if err != nil {
 		return err
 	}
-	if err := sacct.Write(f, out); err != nil {
+	dropped, err := sacct.Write(f, out)
+	if err != nil {
 		f.Close()
 		return err
+	}
+	if dropped > 0 {
+		fmt.Fprintf(errOut, "xce: note: %s: %d constraints holding '|' (OR) written empty: sacct -P cannot hold them\n", path, dropped)
 	}
 	return f.Close()
 }

@@ -222,14 +222,14 @@ func (c columns) job(f []string, file string, n int) (slurm.Job, string, error) 
 		return j, "", bad("Timelimit", err)
 	}
 	cpus := col(c.ncpus)
-	if cpus == "" || cpus == "0" {
-		cpus = col(c.reqcpus)
+	if (cpus == "" || cpus == "0") && c.reqcpus >= 0 {
+		cpus = col(c.reqcpus) // a job that never ran has NCPUS 0
 	}
 	if j.CPUs, err = count(cpus); err != nil {
 		return j, "", bad("NCPUS", err)
 	}
 	nodes := col(c.nnodes)
-	if nodes == "" || nodes == "0" {
+	if (nodes == "" || nodes == "0") && c.reqnodes >= 0 {
 		nodes = col(c.reqnodes)
 	}
 	if nodes != "" {
@@ -270,7 +270,9 @@ func (c columns) job(f []string, file string, n int) (slurm.Job, string, error) 
 			return j, "", bad("Constraints", err)
 		}
 	}
-	j.State = strings.Fields(col(c.state) + " ")[0]
+	if st := strings.Fields(col(c.state)); len(st) > 0 {
+		j.State = st[0] // "CANCELLED by 0" is CANCELLED
+	}
 	switch {
 	case j.Start < 0 || j.State == "PENDING":
 		return j, "notrun", nil

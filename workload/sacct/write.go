@@ -16,16 +16,17 @@ import (
 // jobs.
 const Header = "JobID|JobIDRaw|Partition|Account|User|QOS|JobName|Submit|Start|End|Elapsed|Timelimit|State|NNodes|NCPUS|ReqCPUS|ReqMem|ReqGRES|Constraints|NodeList"
 
-// Write writes jobs as `sacct -P` prints them: Header,
-// then one line per job, '|'-separated. Times (Unix seconds) are written
-// in UTC; an unknown one (negative) is "Unknown". A job's values must not
-// hold '|' or line breaks (the readers of this package give none): such a
-// value is an error, and nothing is written.
-func Write(w io.Writer, jobs []slurm.Job) error {
+// Write writes jobs as `sacct -P` prints them: Header, then one line per
+// job, '|'-separated. Times (Unix seconds) are written in UTC; an unknown
+// one (negative) is "Unknown". sacct -P has no way to escape a '|' in a
+// value: a constraint holding one (an OR) is written empty, and dropped
+// counts them; any other value holding '|' or a line break is an error,
+// and nothing is written (the readers of this package give none).
+func Write(w io.Writer, jobs []slurm.Job) (dropped int, err error) {
 	for _, j := range jobs {
-		for _, v := range []string{j.Partition, j.Account, j.User, j.QOS, j.Name, j.State, j.Constraint, j.NodeList} {
+		for _, v := range []string{j.Partition, j.Account, j.User, j.QOS, j.Name, j.State, j.NodeList} {
 			if strings.ContainsAny(v, "|\r\n") {
-				return fmt.Errorf("sacct: job %d: %s holds '|' or a line break", j.ID, slurm.Quote(v))
+				return 0, fmt.Errorf("sacct: job %d: %s holds '|' or a line break", j.ID, slurm.Quote(v))
 			}
 		}
 	}
@@ -46,13 +47,18 @@ func Write(w io.Writer, jobs []slurm.Job) error {
 		if j.Nodes > 0 {
 			nodes = strconv.Itoa(j.Nodes)
 		}
+		constraint := j.Constraint
+		if strings.ContainsAny(constraint, "|\r\n") {
+			constraint = ""
+			dropped++
+		}
 		f := []string{id, id, j.Partition, j.Account, j.User, j.QOS, j.Name, formatTime(j.Submit), formatTime(j.Start),
 			formatTime(j.End), slurm.FormatDuration(run), slurm.FormatDuration(j.TimeLimit), j.State, nodes,
-			strconv.Itoa(j.CPUs), strconv.Itoa(j.CPUs), j.Mem.String(), gres, j.Constraint, j.NodeList}
+			strconv.Itoa(j.CPUs), strconv.Itoa(j.CPUs), j.Mem.String(), gres, constraint, j.NodeList}
 		bw.WriteString(strings.Join(f, "|"))
 		bw.WriteByte('\n')
 	}
-	return bw.Flush()
+	return dropped, bw.Flush()
 }
 
 // formatTime writes Unix seconds as sacct does, in UTC; "Unknown" for a
