@@ -85,17 +85,17 @@ func DefaultMultifactor() Multifactor {
 
 // SlurmQOS is a QOS and its priority.
 type SlurmQOS struct {
-	Name     string
-	Priority int64 // 0 … 2^32−1
+	Name     string // the QOS's name
+	Priority int64  // 0 … 2^32−1
 }
 
 // SlurmAccount is an account of the association tree: its parent
 // account ("" for root), its shares among its siblings (sacctmgr
 // Fairshare) and its users with their shares.
 type SlurmAccount struct {
-	Name, Parent string
-	Shares       int64
-	Users        []UserShare
+	Name, Parent string      // the account's name, its parent's ("" for root)
+	Shares       int64       // sacctmgr Fairshare
+	Users        []UserShare // its user associations and their shares
 }
 
 // Partition returns the settings of queue name's partition, or false.

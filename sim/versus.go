@@ -10,9 +10,9 @@ import (
 // Ran is one job as it really ran (from accounting records): times in
 // seconds on the replay's clock, and the slots (CPUs) it held.
 type Ran struct {
-	ID                 cluster.JobID
-	Submit, Start, End int64
-	Slots              int
+	ID                 cluster.JobID // the job's ID, as in the replay
+	Submit, Start, End int64         // seconds
+	Slots              int           // CPUs held
 }
 
 // Versus is a replay beside what really happened to the same jobs
@@ -22,16 +22,16 @@ type Versus struct {
 	// Jobs is the number of jobs compared: recorded as run and completed
 	// in the replay. Missing are the recorded jobs the replay did not
 	// complete (rejected, or still pending at its end).
-	Jobs    int `json:"jobs"`
-	Missing int `json:"missing"`
+	Jobs    int `json:"jobs"`    // compared
+	Missing int `json:"missing"` // recorded, not completed in the replay
 	// Real and Sim are the metrics of the recorded run and of the
 	// replay, over the same jobs.
-	Real Summary `json:"real"`
-	Sim  Summary `json:"sim"`
+	Real Summary `json:"real"` // the recorded run's
+	Sim  Summary `json:"sim"`  // the replay's
 	// WaitMeanDiff and BSLDMeanDiff are (Sim − Real) / Real of the mean
 	// wait and the mean bounded slowdown (0 when Real's is 0).
-	WaitMeanDiff float64 `json:"wait_mean_diff"`
-	BSLDMeanDiff float64 `json:"bsld_mean_diff"`
+	WaitMeanDiff float64 `json:"wait_mean_diff"` // of the mean wait
+	BSLDMeanDiff float64 `json:"bsld_mean_diff"` // of the mean bounded slowdown
 	// KendallTau is Kendall's τ_b between the jobs' recorded and
 	// replayed start times (KendallTau): 1 when they start in the same
 	// order, −1 in the reverse; 0 when it is undefined (fewer than two

@@ -17,10 +17,10 @@ const MaxLine = 1 << 20
 // is wrong. Error() is "file:line: message" (without the line when it is
 // 0). Unwrap gives the underlying error, if any.
 type Error struct {
-	File string
-	Line int
-	Msg  string
-	Err  error
+	File string // the file's name
+	Line int    // 1-based; 0 for the whole file
+	Msg  string // what is wrong
+	Err  error  // the underlying error, nil for none
 }
 
 // Error returns "file:line: msg".

@@ -13,7 +13,7 @@ import (
 // Config is what slurm.conf says that xce uses: nodes, partitions and
 // the scheduling and priority parameters, with the keys it does not use.
 type Config struct {
-	File       string
+	File       string      // the file's name, for messages
 	Nodes      []Node      // in file order, host ranges expanded
 	Partitions []Partition // in file order
 	// Params are the other keys, by lower-case name: the last value
@@ -26,38 +26,38 @@ type Config struct {
 
 // Param is the value of a key and the line it is on.
 type Param struct {
-	Key, Val string
-	Line     int
+	Key, Val string // the key as written, and its value
+	Line     int    // where it is
 }
 
 // Node is one node of a NodeName line (DEFAULT values applied).
 type Node struct {
-	Name     string
-	CPUs     int     // CPUs, else Procs, else Boards × Sockets × CoresPerSocket × ThreadsPerCore; 1 by default
-	MemoryMB float64 // RealMemory, MB (Slurm's default 1)
-	Features []string
-	GPUs     int    // from Gres=gpu:N (gres.conf may add the type)
-	GPUType  string // from Gres=gpu:TYPE:N or gres.conf's Type
-	Gres     string // the Gres value as written
-	State    string // State, upper case ("" for none)
-	Weight   int64  // Weight (Slurm's default 1): lighter nodes are allocated first
-	Line     int
+	Name     string   // the node's name, its host list expanded
+	CPUs     int      // CPUs, else Procs, else Boards × Sockets × CoresPerSocket × ThreadsPerCore; 1 by default
+	MemoryMB float64  // RealMemory, MB (Slurm's default 1)
+	Features []string // Feature (or Features), split at commas
+	GPUs     int      // from Gres=gpu:N (gres.conf may add the type)
+	GPUType  string   // from Gres=gpu:TYPE:N or gres.conf's Type
+	Gres     string   // the Gres value as written
+	State    string   // State, upper case ("" for none)
+	Weight   int64    // Weight (Slurm's default 1): lighter nodes are allocated first
+	Line     int      // the NodeName line
 }
 
 // Partition is one PartitionName line (DEFAULT values applied).
 type Partition struct {
-	Name          string
+	Name          string   // PartitionName
 	Nodes         []string // expanded; nil for ALL
-	AllNodes      bool
-	Default       bool
-	State         string  // UP, DOWN, DRAIN or INACTIVE
-	MaxTime       int64   // seconds, slurm.Unlimited for none
-	DefaultTime   int64   // seconds, slurm.Unknown when not given
-	DefMemPerCPU  float64 // MB, 0 for none
-	DefMemPerNode float64 // MB, 0 for none
-	JobFactor     int64   // PriorityJobFactor (default 1)
-	Tier          int64   // PriorityTier (default 1)
-	Line          int
+	AllNodes      bool     // Nodes=ALL
+	Default       bool     // Default=YES
+	State         string   // UP, DOWN, DRAIN or INACTIVE
+	MaxTime       int64    // seconds, slurm.Unlimited for none
+	DefaultTime   int64    // seconds, slurm.Unknown when not given
+	DefMemPerCPU  float64  // MB, 0 for none
+	DefMemPerNode float64  // MB, 0 for none
+	JobFactor     int64    // PriorityJobFactor (default 1)
+	Tier          int64    // PriorityTier (default 1)
+	Line          int      // the PartitionName line
 }
 
 // maxNodes bounds the nodes of a configuration (the largest Slurm

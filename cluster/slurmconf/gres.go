@@ -11,7 +11,7 @@ import (
 
 // Gres is what gres.conf(5) says about GPUs: per node, the GPU entries.
 type Gres struct {
-	File string
+	File string // the file's name, for messages
 	// Nodes maps a node name to its GPU entries; the entries of lines
 	// without NodeName (which every node reads) are under "".
 	Nodes map[string][]GresEntry
@@ -24,7 +24,7 @@ type Gres struct {
 type GresEntry struct {
 	Type  string // Type=, "" for none
 	Count int    // Count=, else the number of File= devices, else 1
-	Line  int
+	Line  int    // the line
 }
 
 // gresKeys are the gres.conf keys xce reads or that do not change the

@@ -164,10 +164,10 @@ func (l line) get(key string) (string, bool) {
 // Unused is a key, or a parameter of a node or partition line, that xce
 // does not use, with where it is written.
 type Unused struct {
-	File string
-	Line int
+	File string // the file
+	Line int    // the line
 	Key  string // as written; "NodeName=n[1-4] Port" for a node's parameter
-	Val  string
+	Val  string // its value
 }
 
 // String returns "file:line: Key=Value".

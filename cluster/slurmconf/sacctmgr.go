@@ -16,9 +16,9 @@ import (
 // the QOS: the accounts with their parents, shares and users, and the
 // QOS priorities.
 type Assoc struct {
-	File     string
+	File     string                 // the script's name, for messages
 	Accounts []cluster.SlurmAccount // in the order added
-	QOS      []cluster.SlurmQOS
+	QOS      []cluster.SlurmQOS     // normal first, then in the order added
 	// Unused are the commands xce does not use (list and show aside).
 	Unused []Unused
 }

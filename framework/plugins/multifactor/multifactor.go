@@ -124,8 +124,10 @@ func (*Plugin) Name() string { return Name }
 
 // Factors are a job's priority factors, each in [0, 1], and its priority.
 type Factors struct {
+	// Age, Fairshare, JobSize, Partition and QOS are the factors.
 	Age, Fairshare, JobSize, Partition, QOS float64
-	Priority                                uint32
+	// Priority is their weighted sum, truncated (at least 1).
+	Priority uint32
 }
 
 // Factors returns job's factors and priority at time now (seconds), as
