@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,5 +116,29 @@ func TestSlurmErrors(t *testing.T) {
 		if se.Line != tc.line || se.Col != tc.col || se.Path != tc.path || !strings.Contains(se.Msg, tc.msg) {
 			t.Errorf("%s: got %d:%d %q %q\nwant %d:%d %q containing %q", tc.name, se.Line, se.Col, se.Path, se.Msg, tc.line, tc.col, tc.path, tc.msg)
 		}
+	}
+}
+
+// TestDocSlurmSection: the example of docs/slurm.md, "The slurm section
+// of a configuration", loads (with a host), as the text after it says.
+func TestDocSlurmSection(t *testing.T) {
+	doc, err := os.ReadFile("../docs/slurm.md")
+	if err != nil {
+		t.Skip("docs/slurm.md not found:", err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "## The slurm section of a configuration")
+	j := strings.Index(s[max(i, 0):], "```yaml\n")
+	if i < 0 || j < 0 {
+		t.Fatal("no yaml block under the slurm section's heading in docs/slurm.md")
+	}
+	block := s[i+j+len("```yaml\n"):]
+	block = block[:strings.Index(block, "```\n")]
+	c, err := Parse("slurm.md", []byte(h1+block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Slurm.FirstJobID != 1001 || c.Slurm.Priority.WeightJobSize != 200000 || len(c.Slurm.Accounts) != 2 || c.Slurm.Accounts[1].Parent != "account1" {
+		t.Errorf("slurm %+v", c.Slurm)
 	}
 }
