@@ -211,12 +211,20 @@ func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload,
 	if err != nil {
 		return simRun{}, badInput(err)
 	}
-	nodes := map[cluster.JobID]string{}
-	progress := recordNodes(prep.Cluster, nodes)
+	// The jobs' hosts, for sacct.csv: only with --out (a replay keeps no
+	// hosts of finished jobs, and a large one should not).
+	var nodes map[cluster.JobID]string
+	var progress sim.Observe
+	if f.out != "" {
+		nodes = map[cluster.JobID]string{}
+		progress = recordNodes(prep.Cluster, nodes)
+	}
 	if bar := progressBar(cmd.ErrOrStderr(), len(prep.Cluster.Jobs), label); bar != nil {
 		record := progress
 		progress = func(e *sim.Event) {
-			record(e)
+			if record != nil {
+				record(e)
+			}
 			_ = bar.Add(len(e.Ended))
 		}
 		defer func() { _ = bar.Finish() }()
