@@ -262,6 +262,11 @@ func (c columns) job(f []string, file string, n int) (slurm.Job, string, error) 
 		}
 	}
 	j.Name, j.NodeList, j.Constraint = col(c.name), col(c.nodelist), col(c.constraints)
+	for _, v := range []struct{ name, val string }{{"JobName", j.Name}, {"NodeList", j.NodeList}} {
+		if strings.ContainsFunc(v.val, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return j, "", bad(v.name, fmt.Errorf("%s holds a control character", slurm.Quote(v.val)))
+		}
+	}
 	if j.Constraint == "(null)" {
 		j.Constraint = ""
 	}

@@ -21,7 +21,7 @@ const Header = "JobID|JobIDRaw|Partition|Account|User|QOS|JobName|Submit|Start|E
 // one (negative) is "Unknown". sacct -P has no way to escape a '|' in a
 // value: a constraint holding one (an OR) is written empty, and dropped
 // counts them; any other value holding '|' or a line break is an error,
-// and nothing is written (the readers of this package give none).
+// and nothing is written (Read gives none).
 func Write(w io.Writer, jobs []slurm.Job) (dropped int, err error) {
 	for _, j := range jobs {
 		for _, v := range []string{j.Partition, j.Account, j.User, j.QOS, j.Name, j.State, j.NodeList} {
