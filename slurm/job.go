@@ -168,8 +168,9 @@ func amount(v float64, perCPU, perTask bool, perHost int) string {
 }
 
 // CheckName checks a user, account, partition or QOS name for xce: not
-// empty, valid UTF-8, no white space, control characters or '|' (which
-// sacct -P output cannot hold), at most 256 bytes.
+// empty, valid UTF-8, no white space, control or other non-printing
+// characters (as xce's names, docs/scenario.md) or '|' (which sacct -P
+// output cannot hold), at most 256 bytes.
 func CheckName(what, s string) error {
 	if s == "" {
 		return fmt.Errorf("%s: empty", what)
@@ -181,7 +182,7 @@ func CheckName(what, s string) error {
 		return fmt.Errorf("%s %s: not valid UTF-8", what, Quote(s))
 	}
 	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '|' {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) || r == '|' {
 			return fmt.Errorf("%s %s: white space, a control character or '|'", what, Quote(s))
 		}
 	}
