@@ -49,6 +49,10 @@ type Setup struct {
 	// PerEvent runs one cycle after every single event (Options.PerEvent)
 	// instead of one per event time.
 	PerEvent bool
+	// PerHost keeps every host its own entry of the cluster: no host
+	// classes (cluster.Cluster.HostClasses), which are otherwise made
+	// whenever nothing can tell their members apart.
+	PerHost bool
 	// Dependencies makes SWF field 17 (the preceding job) a dependency,
 	// ended(preceding), and field 18 the think time after its end
 	// (cluster.Job.ThinkTime); a preceding job that is not in the
@@ -67,6 +71,9 @@ type Prepared struct {
 	// the workload (Setup.Dependencies).
 	Linked, Unlinked int
 	PerEvent         bool
+	// Classes is the number of host classes the cluster's hosts were
+	// grouped in (Setup.PerHost), 0 when none.
+	Classes int
 	// Tick is the length of the jobs' time unit in seconds (0 means 1):
 	// a finer clock for a time-compressed history (FromHistory). The
 	// summary is given in seconds, and the bounded slowdown's τ is 10 s.
@@ -152,6 +159,11 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		}
 	}
 	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	if !s.PerHost {
+		if p.Cluster, p.Classes, err = c.HostClasses(); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 

@@ -29,7 +29,7 @@ type dispatcher struct {
 	planner *Runner        // runs over win
 	times   []int64        // scratch: candidate times
 	scan    slotScan       // scratch: window slot minima
-	busy    map[cluster.QueueID][]cluster.HostID
+	busy    map[cluster.QueueID]busyOrder
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
 	// earlier cycle: holdSegment puts them in the projection just before
@@ -362,10 +362,11 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		return framework.Reservation{}, false
 	}
 	var order []cluster.HostID
+	var busy []bool
 	if t > d.now {
-		order = d.busyFirst(job.Spec.Queue)
+		order, busy = d.busyFirst(job.Spec.Queue)
 	}
-	alloc, ok := d.planner.Plan(job, d.allocator(job), order)
+	alloc, ok := d.planner.planFuture(job, d.allocator(job), order, busy, d.s.State)
 	if !ok {
 		return framework.Reservation{}, false
 	}
@@ -487,16 +488,55 @@ func (d *dispatcher) hostsOpen(a *cluster.JobAlloc) bool {
 // hosts with the fewest free slots now first, so that a reservation takes
 // what running jobs will release and leaves what is free now to
 // backfilling (with single-slot hosts this is exactly EASY's "extra
-// processors"); ties in host order.
-func (d *dispatcher) busyFirst(q cluster.QueueID) []cluster.HostID {
-	if hs, ok := d.busy[q]; ok {
-		return hs
+// processors"); ties in host order. A host class stands at two places:
+// its members busy now (busy[i] set) among the full hosts, its idle ones
+// among the hosts with one free slot, as its members would one by one.
+func (d *dispatcher) busyFirst(q cluster.QueueID) (hosts []cluster.HostID, busy []bool) {
+	if o, ok := d.busy[q]; ok {
+		return o.hosts, o.busy
 	}
 	v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
-	hs := countingSortByFree(v.Hosts(q), d.s.State)
-	if d.busy == nil {
-		d.busy = map[cluster.QueueID][]cluster.HostID{}
+	var o busyOrder
+	if !d.s.Cluster.HasClasses() {
+		o.hosts = countingSortByFree(v.Hosts(q), d.s.State)
+	} else {
+		o.hosts, o.busy = classesByFree(v.Hosts(q), d.s.State)
 	}
-	d.busy[q] = hs
-	return hs
+	if d.busy == nil {
+		d.busy = map[cluster.QueueID]busyOrder{}
+	}
+	d.busy[q] = o
+	return o.hosts, o.busy
+}
+
+// busyOrder is a queue's busy-first host order (busyFirst).
+type busyOrder struct {
+	hosts []cluster.HostID
+	busy  []bool
+}
+
+// classesByFree is countingSortByFree for a cluster with host classes:
+// each class at two places, its busy members (free slots 0, busy set)
+// and its idle ones (1).
+func classesByFree(hs []cluster.HostID, st *cluster.State) ([]cluster.HostID, []bool) {
+	type place struct {
+		h    cluster.HostID
+		free int
+		busy bool
+	}
+	c := st.Cluster()
+	places := make([]place, 0, len(hs)+8)
+	for _, h := range hs {
+		if c.IsClass(h) {
+			places = append(places, place{h, 0, true}, place{h, 1, false})
+			continue
+		}
+		places = append(places, place{h, max(st.FreeSlots(h), 0), false})
+	}
+	slices.SortStableFunc(places, func(a, b place) int { return cmp.Compare(a.free, b.free) })
+	hosts, busy := make([]cluster.HostID, len(places)), make([]bool, len(places))
+	for i, p := range places {
+		hosts[i], busy[i] = p.h, p.busy
+	}
+	return hosts, busy
 }

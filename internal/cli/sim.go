@@ -33,6 +33,7 @@ type simFlags struct {
 	hosts, slots, jobs                        int
 	seed                                      uint64
 	asJSON, skipBad, noClean, dependencies    bool
+	perHost                                   bool
 }
 
 // Defaults of the built-in workload (docs/simulator.md).
@@ -77,6 +78,7 @@ one figure, a line per policy.`,
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (and report how many) instead of failing")
 	fl.StringVar(&f.cycle, "cycle", "per-time", "when cycles run: per-time (one after all the events of a second) or per-event (one after every submission, then every job end, as pyss)")
 	fl.BoolVar(&f.dependencies, "dependencies", false, "make SWF field 17 (preceding job) a dependency: the job starts once it ended, and field 18's think time after that (docs/dependencies.md)")
+	fl.BoolVar(&f.perHost, "per-host", false, "keep every host its own entry: no host classes (identical single-slot hosts are otherwise one class, which decides the same and is faster; docs/host-classes.md)")
 	fl.BoolVar(&f.noClean, "no-clean", false, "keep jobs with run time <= 0 or processors <= 0, and run times above the requested time")
 	fl.StringVar(&f.fromData, "from-data", "", "replay the job history of a live server's data `DIR` (its event log) instead of a workload, beside what really happened")
 	fl.StringVar(&f.config, "config", "", "with --from-data: replace the server's configuration with this file's (hosts, queues, limits)")
@@ -169,7 +171,7 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 // so that runs of several policies share no cluster.
 func simSetup(f *simFlags, policy string) (sim.Setup, error) {
 	setup := sim.Setup{Hosts: f.hosts, Slots: f.slots, Policy: cluster.Policy(policy), Clean: !f.noClean, PerEvent: f.cycle == "per-event",
-		Dependencies: f.dependencies}
+		Dependencies: f.dependencies, PerHost: f.perHost}
 	switch {
 	case f.clusterFile != "":
 		c, err := cluster.Load(f.clusterFile)
@@ -215,7 +217,7 @@ func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload,
 		policy = policyName(prep.Cluster)
 	}
 	res := simResult{Summary: sum, Workload: workloadName(f), Policy: policy,
-		Hosts: len(prep.Cluster.Hosts), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped,
+		Hosts: prep.Cluster.NumHosts(), TotalSlots: prep.TotalSlots, Dropped: prep.Dropped, Capped: prep.Capped,
 		SkippedLines: read.Skipped, OutOfOrder: read.OutOfOrder}
 	return simRun{res: res, s: s, rec: rec}, nil
 }
