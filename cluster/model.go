@@ -193,13 +193,17 @@ type HostSlots struct {
 // Job is a job as submitted: its identity, its request and, for a scenario
 // snapshot, where it already runs.
 type Job struct {
-	ID       JobID
-	User     string
-	Project  string
-	Queue    QueueID
-	Submit   int64 // seconds
-	TasksMin int   // -n min, >= 1
-	TasksMax int   // -n max, >= TasksMin
+	ID      JobID
+	User    string
+	Project string
+	Queue   QueueID
+	// Exclusive: the job runs alone on its hosts (bsub -x): only on hosts
+	// where nothing runs, and nothing else starts there while it runs.
+	// (Beside Queue: the two fill one word.)
+	Exclusive bool
+	Submit    int64 // seconds
+	TasksMin  int   // -n min, >= 1
+	TasksMax  int   // -n max, >= TasksMin
 	// ResReq is the resource requirement string as written; Req its parse.
 	ResReq string
 	Req    *resreq.Requirement
@@ -231,9 +235,6 @@ type Job struct {
 	// ExitCode is the exit code the job ends with in a simulation (a
 	// scenario's exit_code; 0: it ends DONE, else EXIT).
 	ExitCode int
-	// Exclusive: the job runs alone on its hosts (bsub -x): only on hosts
-	// where nothing runs, and nothing else starts there while it runs.
-	Exclusive bool
 	// GPU is the job's GPU requirement (bsub -gpu; a scenario's gpu), nil
 	// for none. Req already holds what it reserves,
 	// rusage[ngpus_physical=GPU.Num] (gpureq.Merge); GPU keeps the rest,

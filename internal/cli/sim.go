@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -88,7 +89,18 @@ one figure, a line per policy.`,
 	return cmd
 }
 
+// simGCPercent is the garbage collector's target (GOGC) while xce sim
+// runs, unless GOGC is set: a replay's memory is its jobs, all live to
+// the end, so the collector's headroom above them is most of what more
+// there is; at 50 the peak is about 1.5 times the live heap instead of
+// twice, at no measurable cost in time (BENCHMARKS.md, "Large clusters
+// and long traces").
+const simGCPercent = 50
+
 func runSim(cmd *cobra.Command, f *simFlags) error {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(simGCPercent))
+	}
 	if f.cycle != "per-time" && f.cycle != "per-event" {
 		return badInput(fmt.Errorf("--cycle %q: want per-time or per-event", f.cycle))
 	}
@@ -151,7 +163,9 @@ func runSim(cmd *cobra.Command, f *simFlags) error {
 	if compare {
 		return runCompare(cmd, f, policies, setup, w, read)
 	}
-	run, err := simulate(cmd, f, setup, w, read, "simulating")
+	// Without --out nothing writes the records out after the replay: the
+	// scheduler's copy is all it needs, and the records' memory goes back.
+	run, err := simulate(cmd, f, setup, w, read, "simulating", f.out == "")
 	if err != nil {
 		return err
 	}
@@ -195,10 +209,15 @@ type simRun struct {
 
 // simulate replays w on setup (a fresh sim.Prepare and sim.Replay), with
 // a progress bar described by label on a terminal.
-func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload, read sim.ReadStats, label string) (simRun, error) {
+// When release is set, w's records are dropped once prepared (w.Jobs
+// is nil afterwards).
+func simulate(cmd *cobra.Command, f *simFlags, setup sim.Setup, w *sim.Workload, read sim.ReadStats, label string, release bool) (simRun, error) {
 	prep, err := sim.Prepare(w, setup)
 	if err != nil {
 		return simRun{}, badInput(err)
+	}
+	if release {
+		w.Jobs = nil
 	}
 	var progress sim.Observe
 	if bar := progressBar(cmd.ErrOrStderr(), len(prep.Cluster.Jobs), label); bar != nil {
