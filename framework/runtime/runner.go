@@ -165,10 +165,18 @@ func (r *Runner) View() *framework.View { return &r.view }
 // cursors and the unsatisfiable cache, which are valid only while no
 // resources are released.
 func (r *Runner) BeginCycle() {
-	clear(r.cursor)
 	r.cycle++ // every unsat entry is stale
-	clear(r.pended)
-	clear(r.diags)
+	// Clearing a map costs its capacity, even empty: only what holds
+	// something (a projection's plans begin a cycle each).
+	if len(r.cursor) > 0 {
+		clear(r.cursor)
+	}
+	if len(r.pended) > 0 {
+		clear(r.pended)
+	}
+	if len(r.diags) > 0 {
+		clear(r.diags)
+	}
 }
 
 // Allocate tries to place job with allocator a. It returns true when the job
