@@ -227,6 +227,14 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.holdsBehind = append(s.holdsBehind, holds)
 		_, skips := policy.(framework.SkipsUnchanged)
 		s.quiet.policies = append(s.quiet.policies, skips)
+		tooLarge := skipsNone
+		if tl, ok := policy.(framework.SkipsTooLarge); ok && skips {
+			tooLarge = skipsTooLarge
+			if tl.FirstBlocked() {
+				tooLarge = skipsAfterFirst
+			}
+		}
+		s.quiet.tooLarge = append(s.quiet.tooLarge, tooLarge)
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
 		picker, err := newPlugin[framework.Picker](opts.Registry, qp.Picker, qh, "a picker")
@@ -368,7 +376,11 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	case front >= 0:
 		s.order = append(s.order[:0], s.pending[:front]...)
 	case quiet:
-		s.order = append(append(s.order[:0], s.quiet.old...), s.pending[newFrom:]...)
+		s.order = s.order[:0]
+		for _, e := range s.quiet.old {
+			s.order = append(s.order, e.job)
+		}
+		s.order = append(s.order, s.pending[newFrom:]...)
 	default:
 		s.order = append(s.order[:0], s.pending...)
 	}
