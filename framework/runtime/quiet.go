@@ -32,12 +32,12 @@ type quietRecord struct {
 	// always considered).
 	volatile []sized
 	rest     []sized
-	seq      uint64   // the next job's place in pending order
-	old      []sized  // scratch: the jobs before the newcomers this cycle considers
-	sel      []sized  // scratch
-	policies []bool   // per queue: its policy is a framework.SkipsUnchanged
-	tooLarge []uint8  // per queue: skipsNone, skipsTooLarge or skipsAfterFirst
-	first    []bool   // scratch, per queue: its first too-large job is kept
+	seq      uint64  // the next job's place in pending order
+	old      []sized // scratch: the jobs before the newcomers this cycle considers
+	sel      []sized // scratch
+	policies []bool  // per queue: its policy is a framework.SkipsUnchanged
+	tooLarge []uint8 // per queue: skipsNone, skipsTooLarge or skipsAfterFirst
+	first    []bool  // scratch, per queue: its first too-large job is kept
 }
 
 // sized is a pending job, its place in pending order (ascending along
