@@ -88,3 +88,36 @@ func TestLoadKeyRefuses(t *testing.T) {
 		t.Errorf("a file that is not a key: %v", err)
 	}
 }
+
+// TestCSRF: the anti-forgery token of a session token checks with the
+// same key and token only: another token, another key, a truncated or
+// empty value fail.
+func TestCSRF(t *testing.T) {
+	is, err := LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := is.CSRF("tok-a")
+	if len(c) != 64 {
+		t.Errorf("CSRF %q: want 64 hex digits", c)
+	}
+	for _, tc := range []struct {
+		is          *Issuer
+		token, csrf string
+		want        bool
+	}{
+		{is, "tok-a", c, true},
+		{is, "tok-b", c, false},
+		{other, "tok-a", c, false},
+		{is, "tok-a", c[:63], false},
+		{is, "tok-a", "", false},
+	} {
+		if got := tc.is.CheckCSRF(tc.token, tc.csrf); got != tc.want {
+			t.Errorf("CheckCSRF(%q, %q): %v, want %v", tc.token, tc.csrf, got, tc.want)
+		}
+	}
+}
