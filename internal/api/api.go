@@ -399,6 +399,10 @@ type JobsReply struct {
 	Jobs []JobInfo `json:"jobs"`
 }
 
+// InfoOf returns job j as GET /v1/jobs shows it, without its host
+// reasons and forecast (the caller holds the loop's read lock).
+func InfoOf(j *state.Job) JobInfo { return info(j) }
+
 func info(j *state.Job) JobInfo {
 	hosts := map[string]int{}
 	for _, h := range j.Hosts {

@@ -112,6 +112,19 @@ func (is *Issuer) Verify(token string) (Identity, error) {
 	return Identity{User: c.Subject, UID: c.UID, GID: c.GID}, nil
 }
 
+// Expiry returns when a token this issuer signed expires; the error of
+// Verify for a token it would refuse.
+func (is *Issuer) Expiry(token string) (time.Time, error) {
+	var c claims
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return is.key, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithIssuer("xce"),
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(is.now))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("token: %w", err)
+	}
+	return c.ExpiresAt.Time, nil
+}
+
 // CSRF returns the anti-forgery token that goes with a session token (a
 // token kept in a browser's cookie, docs/dashboard.md): 64 hex digits,
 // an HMAC-SHA256 under the signing key of a label and the token, so it

@@ -121,3 +121,26 @@ func TestCSRF(t *testing.T) {
 		}
 	}
 }
+
+// TestExpiry: a token's expiry is its issue time plus its lifetime, to
+// the second; a forged token has none.
+func TestExpiry(t *testing.T) {
+	is, err := LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0)
+	is.now = func() time.Time { return at }
+	tok, err := is.Issue(Identity{User: "alice", UID: 1, GID: 1}, 90*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := is.Expiry(tok)
+	if err != nil || !exp.Equal(time.Unix(1_800_005_400, 0)) {
+		t.Errorf("Expiry %v, %v; want 1800005400", exp, err)
+	}
+	other, _ := LoadKey(t.TempDir())
+	if _, err := other.Expiry(tok); err == nil {
+		t.Error("another key's issuer read the token's expiry")
+	}
+}
