@@ -26,8 +26,9 @@ import (
 // server (SameOrigin) and carry the session's anti-forgery token in
 // CSRFHeader, else it is 403. Without a valid token, the API routes
 // (/v1/...) and /metrics are 401, and the rest (the dashboard: its
-// login page) goes to users without an identity. With tokens nil, no
-// user is served over TCP.
+// login page) goes to users without an identity, as does the login form
+// (LoginPath) whatever cookie it comes with. With tokens nil, no user is
+// served over TCP.
 func NewTCPHandler(hub *agent.Hub, token string, users http.Handler, tokens *auth.Issuer) *TCPHandler {
 	a := &TCPHandler{hub: hub, token: token, users: users, tokens: tokens, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST "+agent.PathRegister, a.register)
@@ -36,6 +37,10 @@ func NewTCPHandler(hub *agent.Hub, token string, users http.Handler, tokens *aut
 	a.mux.HandleFunc("POST "+agent.PathLeave, a.leave)
 	return a
 }
+
+// LoginPath is the dashboard's login form's path: the TCP listener hands
+// it on without an identity, whatever cookie comes with it.
+const LoginPath = "/ui/login"
 
 // TCPHandler is the handler of the server's TCP listener (NewTCPHandler).
 type TCPHandler struct {
@@ -57,6 +62,13 @@ func (a *TCPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	protected := strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics"
+	if r.URL.Path == LoginPath && a.users != nil {
+		// The login form acts with the token it carries, not with a
+		// cookie it may come with: the dashboard checks it and its
+		// origin itself.
+		a.users.ServeHTTP(w, r)
+		return
+	}
 	if a.tokens == nil || a.users == nil {
 		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: give a token (xce token create; $XCE_TOKEN), or connect through the server's socket"})
 		return

@@ -78,6 +78,7 @@ func TestTCPSession(t *testing.T) {
 		{"stale cookie, dashboard", "GET", "/ui/v1/me", hdr{"Cookie": cookie(forged)}, 200, "anonymous"},
 		{"stale cookie, API", "GET", "/v1/jobs", hdr{"Cookie": cookie(forged)}, 401, "bad or expired token"},
 		{"forged bearer, dashboard", "GET", "/", hdr{"Authorization": "Bearer " + forged}, 401, "bad or expired token"},
+		{"login form with a cookie", "POST", LoginPath, hdr{"Cookie": cookie(alice)}, 200, "anonymous"},
 		{"agent route without hub", "POST", "/v1/agent/register", hdr{"Authorization": "Bearer x"}, 401, "no or wrong agent token"},
 	} {
 		r := httptest.NewRequest(c.method, "http://"+host+c.path, strings.NewReader(""))

@@ -89,9 +89,9 @@ func New(o Options) *Handler {
 	h := &Handler{o: o, mux: http.NewServeMux(), static: http.FileServer(http.FS(sub)), broker: newBroker(), hist: newHistory()}
 	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.HandleFunc("GET /assets/", h.asset)
-	h.mux.HandleFunc("POST /ui/login", h.login)
+	h.mux.HandleFunc("POST "+api.LoginPath, h.login)
 	h.mux.HandleFunc("POST /ui/logout", h.logout)
-	h.mux.HandleFunc("GET /ui/v1/me", h.identified(h.me))
+	h.mux.HandleFunc("GET /ui/v1/me", h.me)
 	h.mux.HandleFunc("GET /ui/v1/summary", h.identified(h.summary))
 	h.mux.HandleFunc("GET /ui/v1/jobs", h.identified(h.jobs))
 	h.mux.HandleFunc("GET /ui/v1/jobs/{job}", h.identified(h.job))
@@ -188,19 +188,26 @@ func (h *Handler) identified(fn func(w http.ResponseWriter, r *http.Request, c a
 	}
 }
 
-// Me is the answer to GET /ui/v1/me: who the page acts as, whether that
-// user is an administrator, whether jobs are private, and for a session
-// kept in the cookie its anti-forgery token (sent back in
-// api.CSRFHeader) and that it may log out.
+// Me is the answer to GET /ui/v1/me: who the page acts as ("" with Login
+// set: nobody, show the login form), whether that user is an
+// administrator, whether jobs are private, and for a session kept in the
+// cookie its anti-forgery token (sent back in api.CSRFHeader) and that
+// it may log out.
 type Me struct {
 	User    string `json:"user"`
+	Login   bool   `json:"login,omitempty"`
 	Admin   bool   `json:"admin"`
 	Private bool   `json:"private"`
 	CSRF    string `json:"csrf,omitempty"`
 	Session bool   `json:"session"`
 }
 
-func (h *Handler) me(w http.ResponseWriter, r *http.Request, c api.Caller) {
+func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
+	c, ok := api.CallerOf(r.Context())
+	if !ok {
+		reply(w, Me{Login: true})
+		return
+	}
 	m := Me{User: c.User, Admin: h.o.API.Admin(c), Private: h.o.API.Private}
 	if s, ok := api.SessionOf(r.Context()); ok && s.Cookie && h.o.Tokens != nil {
 		m.CSRF, m.Session = h.o.Tokens.CSRF(s.Token), true

@@ -363,16 +363,20 @@ func TestLogin(t *testing.T) {
 func TestPages(t *testing.T) {
 	f := newFixture(t, false)
 	for path, want := range map[string]int{"/": 200, "/assets/app.js": 200, "/assets/app.css": 200, "/assets/nothing.js": 404,
-		"/assets/": 404, "/nothing": 404, "/ui/v1/me": 401} {
+		"/assets/": 404, "/nothing": 404, "/ui/v1/me": 200, "/ui/v1/summary": 401} {
 		r := httptest.NewRequest("GET", path, nil)
 		w := httptest.NewRecorder()
 		f.h.ServeHTTP(w, r)
 		if w.Code != want {
 			t.Errorf("GET %s: %d, want %d", path, w.Code, want)
 		}
-		if want == 200 && !strings.Contains(w.Header().Get("Content-Security-Policy"), "script-src 'self'") {
+		if want == 200 && !strings.HasPrefix(path, "/ui/") && !strings.Contains(w.Header().Get("Content-Security-Policy"), "script-src 'self'") {
 			t.Errorf("GET %s: CSP %q", path, w.Header().Get("Content-Security-Policy"))
 		}
+	}
+	var me Me
+	if f.get(t, "", "/ui/v1/me", &me); me.User != "" || !me.Login {
+		t.Errorf("me without an identity: %+v, want the login", me)
 	}
 	if got := f.h.Route(httptest.NewRequest("GET", "/ui/v1/jobs/12", nil)); got != "GET /ui/v1/jobs/{job}" {
 		t.Errorf("Route: %q", got)
