@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xce-sched/xce/framework"
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
@@ -131,15 +132,18 @@ func jobRow(r *row) JobRow {
 // The page reads its history, forecast and counterfactuals from the
 // API (GET /v1/jobs/{id}/history, /why).
 type JobPage struct {
-	Job      api.JobInfo        `json:"job"`
-	Name     string             `json:"name"` // as the API's routes take it: "12", or "12[3]"
-	Request  Request            `json:"request"`
-	Attempt  int                `json:"attempt"`
-	Alloc    []event.HostAlloc  `json:"alloc"`
-	Shared   map[string]float64 `json:"shared,omitempty"`
-	Reserved *Reservation       `json:"reserved,omitempty"`
-	KilledBy string             `json:"killed_by,omitempty"`
-	CanKill  bool               `json:"can_kill"`
+	Job  api.JobInfo `json:"job"`
+	Name string      `json:"name"` // as the API's routes take it: "12", or "12[3]"
+	// ReasonText is a pending or suspended job's main reason in words
+	// (docs/pending-reasons.md), its detail put in.
+	ReasonText string             `json:"reason_text,omitempty"`
+	Request    Request            `json:"request"`
+	Attempt    int                `json:"attempt"`
+	Alloc      []event.HostAlloc  `json:"alloc"`
+	Shared     map[string]float64 `json:"shared,omitempty"`
+	Reserved   *Reservation       `json:"reserved,omitempty"`
+	KilledBy   string             `json:"killed_by,omitempty"`
+	CanKill    bool               `json:"can_kill"`
 }
 
 // Request is what a job asked for (xce submit's options). The
@@ -216,6 +220,7 @@ func jobPage(k *live.Core, j *state.Job) *JobPage {
 		}
 	}
 	p.Job.HostReasons = k.HostReasons(j.Job)
+	p.ReasonText = reasonText(j.Reason, j.Detail)
 	p.Name = strconv.FormatInt(p.Job.ID, 10)
 	if p.Job.ArrayIndex != 0 {
 		p.Name += "[" + strconv.FormatInt(p.Job.ArrayIndex, 10) + "]"
@@ -274,4 +279,18 @@ func (h *Handler) summary(w http.ResponseWriter, _ *http.Request, _ api.Caller) 
 		s.Hosts[hr.Status]++
 	}
 	reply(w, s)
+}
+
+// reasonText returns the text of the reason whose code is code, its
+// detail put in; "" for no reason or an unknown code.
+func reasonText(code, detail string) string {
+	if code == "" {
+		return ""
+	}
+	for r := framework.Reason(1); r.String() != "Unknown"; r++ {
+		if r.String() == code {
+			return r.Text(detail)
+		}
+	}
+	return ""
 }

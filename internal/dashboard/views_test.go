@@ -246,6 +246,15 @@ func TestJobPage(t *testing.T) {
 		t.Errorf("job 3 (DONE) for alice: can kill %v, state %s", p.CanKill, p.Job.State)
 	}
 	f.get(t, "alice", "/ui/v1/jobs/6", &p)
+	if want := "held back for an earlier job of the queue (strict FCFS order, or a backfill reservation)"; p.ReasonText != want {
+		t.Errorf("job 6's reason text %q, want %q", p.ReasonText, want)
+	}
+	if got := reasonText("LimitReached", "L1"); got != "limit L1 is reached" {
+		t.Errorf("LimitReached, L1: %q", got)
+	}
+	if got := reasonText("Nonsense", ""); got != "" {
+		t.Errorf("an unknown code: %q", got)
+	}
 	if p.Name != "5[2]" || p.Request.Array != "1-3" || p.Job.Reason != "Priority" {
 		t.Errorf("job 6: name %q, array %q, reason %q; want 5[2], 1-3, Priority", p.Name, p.Request.Array, p.Job.Reason)
 	}
