@@ -89,7 +89,14 @@ func Serve(ctx context.Context, o Options) error {
 	view := func(fn func(k *live.Core)) { loop.View(fn) }
 	var hub *agent.Hub
 	var logStats func() store.Stats
+	var dash *dashboard.Handler
 	m := metrics.New(metrics.Source{View: view, Store: func() store.Stats { return logStats() },
+		Streams: func() (int, uint64) {
+			if dash == nil {
+				return 0, 0
+			}
+			return dash.Streams()
+		},
 		Heartbeats: func() map[string]time.Time {
 			if hub == nil {
 				return nil
@@ -156,7 +163,8 @@ func Serve(ctx context.Context, o Options) error {
 	if o.ConfigPath != "" {
 		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
 	}
-	w := newWeb(handler, m, dashboard.New(dashboard.Options{View: view, Log: log, API: handler, Tokens: tokens, Logf: o.Logf}))
+	dash = dashboard.New(dashboard.Options{View: view, Log: log, API: handler, Tokens: tokens, Logf: o.Logf})
+	w := newWeb(handler, m, dash)
 	loop.Observer = server.Observers{m, w.dash}
 	if err := recordStart(ctx, loop, o.ConfigText, o.Version); err != nil {
 		return err
