@@ -210,6 +210,9 @@ document.addEventListener('DOMContentLoaded', () => {
     document.getElementById('login-error').textContent = e.message;
   }));
   document.getElementById('logout').addEventListener('click', () => logout().catch((e) => xce.status(e.message, true)));
-  window.addEventListener('hashchange', () => xce.show());
+  window.addEventListener('hashchange', () => {
+    if (xce.me && xce.me.user) xce.show();
+    else start().catch((e) => xce.status(e.message, true)); // a login link opened on the login form
+  });
   start().catch((e) => xce.status(e.message, true));
 });

@@ -69,7 +69,7 @@
       root.append(
         h('h1', {}, 'Jobs'),
         h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter jobs', onsubmit: (e) => e.preventDefault()},
-          page.users ? select('f-user', 'User', q.user, users, (e) => go({user: e.target.value, offset: 0})) : null,
+          !xce.me.private || xce.me.admin ? select('f-user', 'User', q.user, users, (e) => go({user: e.target.value, offset: 0})) : null,
           select('f-queue', 'Queue', q.queue, queues, (e) => go({queue: e.target.value, offset: 0})),
           select('f-state', 'State', q.state, STATES, (e) => go({state: e.target.value, offset: 0})),
           q.host ? h('p', {}, 'on host ', h('strong', {}, q.host), ' ', h('a', {href: hashOf({...q, host: '', offset: 0})}, 'any host')) : null,
