@@ -76,7 +76,7 @@ func TestDashboard(t *testing.T) {
 	// Job 2 pends; B sees why, and no kill button.
 	j2 := r.submit(tokA, "--", "sleep", "1")
 	r.await("job 2 pends for lack of slots", waitShort, func() bool { return r.job(j2).Reason == "NotEnoughSlots" })
-	b.do(chromedp.Evaluate[chromedp.Void](`location.hash = '#/job/`+j2+`'`))
+	b.do(chromedp.Evaluate[chromedp.Void](`location.hash = '#/job/` + j2 + `'`))
 	b.wait("job 2's reason", `document.getElementById('pend-reason') && document.getElementById('pend-reason').textContent === 'NotEnoughSlots'`, waitShort)
 	rows := eval[[][]string](b, `[...document.querySelectorAll('#host-reasons tbody tr')].map((tr) => [...tr.cells].map((c) => c.textContent))`)
 	if want := [][]string{{"2", "unavailable"}, {"1", "not enough job slots"}}; fmt.Sprint(rows) != fmt.Sprint(want) {
