@@ -5,13 +5,16 @@
 // HTML, JavaScript and CSS, embedded in the binary with go:embed:
 // building xce needs no JavaScript toolchain).
 //
-// The pages read the server's state the way the API does: each request
-// takes the loop's read lock (server.Loop.View) for one pass that copies
-// what it needs, and filters, sorts and pages outside it; the same copy
-// serves every request until the state changes. The job page uses the
-// API's own routes (history, why, kill). Nothing here holds the loop's
-// lock while it writes to a client, and a slow client never blocks the
-// loop: the loop only drops a note in a bounded buffer.
+// The jobs, hosts and summary views read an index of their own: copied
+// once from the server's state under the loop's read lock
+// (server.Loop.View), then kept in step by folding the events the loop
+// announces after each durable batch (server.Observer), so a change
+// costs the loop a send on a buffered channel and a request reads only
+// the index; filtering, sorting and paging never touch the loop's lock.
+// The job page reads one job under the lock, as the API does, and uses
+// the API's own routes (history, why, kill). Nothing here holds the
+// loop's lock while it writes to a client, and a slow client never
+// blocks the loop: the loop only drops notes in bounded buffers.
 package dashboard
 
 import (
@@ -71,9 +74,7 @@ type Handler struct {
 	static http.Handler
 	broker *broker
 	hist   *history
-
-	buildMu sync.Mutex
-	cur     *digest // the latest copy of the state, reused until it changes
+	indexState
 }
 
 // New returns the dashboard of a server; Run makes its live updates and
@@ -86,7 +87,8 @@ func New(o Options) *Handler {
 		o.Logf = func(string, ...any) {}
 	}
 	sub, _ := fs.Sub(assets, "assets") // the directory is embedded: never fails
-	h := &Handler{o: o, mux: http.NewServeMux(), static: http.FileServer(http.FS(sub)), broker: newBroker(), hist: newHistory()}
+	h := &Handler{o: o, mux: http.NewServeMux(), static: http.FileServer(http.FS(sub)), broker: newBroker(), hist: newHistory(),
+		indexState: indexState{ix: &index{}, feed: make(chan []event.Event, feedSize)}}
 	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.HandleFunc("GET /assets/", h.asset)
 	h.mux.HandleFunc("POST "+api.LoginPath, h.login)
@@ -117,6 +119,7 @@ func (h *Handler) Run(ctx context.Context) {
 // Applied implements server.Observer: it notes what changed for the
 // streams and wakes the history. It never blocks.
 func (h *Handler) Applied(events []event.Event) {
+	h.announce(events)
 	h.broker.note(events)
 	h.hist.wake()
 }

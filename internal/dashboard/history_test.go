@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/state"
 )
 
@@ -89,6 +91,16 @@ func genEvent(t *rapid.T, st *state.State) event.Event {
 				c.Started = append(c.Started, event.Placement{Job: j.Job, Attempt: j.Attempt + 1, Hosts: hosts})
 			}
 		}
+		started := map[int64]bool{}
+		for _, p := range c.Started {
+			started[p.Job] = true
+		}
+		for _, j := range st.Jobs {
+			if j.State == state.Pend && !started[j.Job] && rapid.Bool().Draw(t, "reason") {
+				c.Pending = append(c.Pending, event.Pending{Job: j.Job, Reason: rapid.SampledFrom([]string{"NotEnoughSlots", "LimitReached"}).Draw(t, "code"),
+					Detail: rapid.SampledFrom([]string{"", "L1"}).Draw(t, "detail")})
+			}
+		}
 		for _, j := range append(run, susp...) {
 			if (j.State == state.Run || resumed[j.Job]) && rapid.Bool().Draw(t, "preempt") {
 				action := rapid.SampledFrom([]string{event.PreemptSuspend, event.PreemptRequeue}).Draw(t, "action")
@@ -112,7 +124,8 @@ func genEvent(t *rapid.T, st *state.State) event.Event {
 			rapid.IntRange(1, 8).Draw(t, "h1"), rapid.IntRange(1, 8).Draw(t, "h2"))
 		return event.Event{Type: event.ConfigReloaded, Config: &event.Config{Text: text}}
 	}
-	return event.Event{Type: event.HostRegistered, Host: &event.Host{Name: "h1"}}
+	typ := rapid.SampledFrom([]event.Type{event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened}).Draw(t, "host event")
+	return event.Event{Type: typ, Host: &event.Host{Name: rapid.SampledFrom([]string{"h1", "h2", "h3"}).Draw(t, "host")}}
 }
 
 // TestFoldMatchesState: after every event of random logs that the state
@@ -199,4 +212,83 @@ func TestSeriesCoarsen(t *testing.T) {
 		t.Errorf("step %v, %d points, used[0] %v used[1] %v capacity[749] %v; want 4, 750, 1, 0, 4", s.Step, len(s.Used), s.Used[0], s.Used[1], s.Capacity[749])
 	}
 	_ = time.Second
+}
+
+// TestIndexMatchesState: after every event of random logs (as
+// TestFoldMatchesState), the views' index shows each job as the state
+// holds it (state, reason, detail, slots, hosts, start, end, exit code),
+// each host's status and the slots held on it, and the counts; and an
+// index copied from the state at any point is the one folded up to it.
+func TestIndexMatchesState(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		st := state.New()
+		ix := &index{ok: true, status: map[string]hostState{}, users: map[string]int{}, counts: map[string]int{}}
+		ix.config(&cluster.Cluster{})
+		for i := range rapid.IntRange(1, 60).Draw(t, "events") {
+			e := genEvent(t, st)
+			e.Index, e.At = st.Index+1, int64(i+1)*1e9
+			if err := st.Apply(e); err != nil {
+				t.Fatalf("the generator made an event the state refuses: %v", err)
+			}
+			ix.apply(&e)
+			if !ix.ok {
+				t.Fatalf("event %d (%s): the index lost step", e.Index, e.Type)
+			}
+			want := fromState(t, st)
+			if got := describeIndex(ix); got != want {
+				t.Fatalf("after event %d (%s):\nindex %s\nstate %s", e.Index, e.Type, got, want)
+			}
+		}
+	})
+}
+
+// fromState describes what the index should hold: an index copied from
+// st, checked against st's own fields.
+func fromState(t *rapid.T, st *state.State) string {
+	var c *cluster.Cluster
+	if st.Config != "" {
+		var err error
+		if c, _, err = cluster.ParseConfig("c", []byte(st.Config)); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		c = &cluster.Cluster{}
+	}
+	ix := &index{}
+	ix.load(&live.Core{Cluster: c, State: st})
+	used := map[string]int{}
+	for _, j := range st.Jobs {
+		r := ix.rows[j.Job-1]
+		slots := 0
+		for _, a := range j.Hosts {
+			slots += a.Slots
+			if j.State == state.Run {
+				used[a.Host] += a.Slots
+			}
+		}
+		if r.State != string(j.State) || r.Reason != j.Reason || r.Detail != j.Detail || r.Slots != slots ||
+			r.Start != j.StartTime/1e9 || r.End != j.EndTime/1e9 || r.ExitCode != j.ExitCode {
+			t.Fatalf("the copy of job %d differs from the state: %+v vs %+v", j.Job, r, j)
+		}
+	}
+	for _, h := range ix.hosts {
+		if h.Used != used[h.Name] {
+			t.Fatalf("host %s: %d used in the copy, %d in the state", h.Name, h.Used, used[h.Name])
+		}
+	}
+	return describeIndex(ix)
+}
+
+// describeIndex renders what the views read of ix.
+func describeIndex(ix *index) string {
+	var b strings.Builder
+	for _, r := range ix.rows {
+		fmt.Fprintf(&b, "%d:%s/%s/%s/%d/%v/%d-%d/%d ", r.Job, r.State, r.Reason, r.Detail, r.Slots, r.Hosts, r.Start, r.End, r.ExitCode)
+	}
+	for _, h := range ix.hosts {
+		fmt.Fprintf(&b, "%s:%s:%d/%d ", h.Name, h.Status, h.Used, h.Slots)
+	}
+	fmt.Fprintf(&b, "used %d of %d, counts PEND %d RUN %d SUSP %d DONE %d EXIT %d, users %v",
+		ix.used, ix.slots, ix.counts["PEND"], ix.counts["RUN"], ix.counts["SUSP"], ix.counts["DONE"], ix.counts["EXIT"], ix.userList())
+	return b.String()
 }

@@ -101,14 +101,18 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request, c api.Caller) {
 	if !all {
 		q.User = c.User // private jobs: one's own only
 	}
-	d := h.digest()
-	rows, total := d.page(q)
-	p := JobsPage{Index: d.index, Total: total, Offset: q.Offset, Limit: q.Limit, Jobs: make([]JobRow, 0, len(rows)), Queues: d.queues}
-	if all {
-		p.Users = d.users
-	}
-	for _, r := range rows {
-		p.Jobs = append(p.Jobs, jobRow(r))
+	p := JobsPage{Offset: q.Offset, Limit: q.Limit}
+	var rows []row
+	h.read(func(ix *index) {
+		rows, p.Total = ix.page(q)
+		p.Index, p.Queues = ix.at, slices.Clone(ix.queues)
+		if all {
+			p.Users = ix.userList()
+		}
+	})
+	p.Jobs = make([]JobRow, 0, len(rows))
+	for i := range rows {
+		p.Jobs = append(p.Jobs, jobRow(&rows[i]))
 	}
 	reply(w, p)
 }
@@ -247,14 +251,16 @@ type HostsView struct {
 }
 
 func (h *Handler) hosts(w http.ResponseWriter, _ *http.Request, _ api.Caller) {
-	d := h.digest()
-	v := HostsView{Index: d.index, Names: make([]string, len(d.hosts)), Slots: make([]int, len(d.hosts)), Used: make([]int, len(d.hosts))}
-	var st strings.Builder
-	for i, hr := range d.hosts {
-		v.Names[i], v.Slots[i], v.Used[i] = hr.Name, hr.Slots, hr.Used
-		st.WriteByte(hr.Status[0])
-	}
-	v.Status = st.String()
+	var v HostsView
+	h.read(func(ix *index) {
+		v = HostsView{Index: ix.at, Names: make([]string, len(ix.hosts)), Slots: make([]int, len(ix.hosts)), Used: make([]int, len(ix.hosts))}
+		var st strings.Builder
+		for i, hr := range ix.hosts {
+			v.Names[i], v.Slots[i], v.Used[i] = hr.Name, hr.Slots, hr.Used
+			st.WriteByte(hr.Status[0])
+		}
+		v.Status = st.String()
+	})
 	reply(w, v)
 }
 
@@ -270,14 +276,16 @@ type Summary struct {
 }
 
 func (h *Handler) summary(w http.ResponseWriter, _ *http.Request, _ api.Caller) {
-	d := h.digest()
-	s := Summary{Index: d.index, Jobs: map[string]int{}, Hosts: map[string]int{"ok": 0, "closed": 0, "unavail": 0}, Used: d.used, Slots: d.slots}
-	for _, st := range []state.JobState{state.Pend, state.Run, state.Susp, state.Done, state.Exit} {
-		s.Jobs[string(st)] = d.counts[string(st)]
-	}
-	for _, hr := range d.hosts {
-		s.Hosts[hr.Status]++
-	}
+	s := Summary{Jobs: map[string]int{}, Hosts: map[string]int{"ok": 0, "closed": 0, "unavail": 0}}
+	h.read(func(ix *index) {
+		s.Index, s.Used, s.Slots = ix.at, ix.used, ix.slots
+		for _, st := range []state.JobState{state.Pend, state.Run, state.Susp, state.Done, state.Exit} {
+			s.Jobs[string(st)] = ix.counts[string(st)]
+		}
+		for _, hr := range ix.hosts {
+			s.Hosts[hr.Status]++
+		}
+	})
 	reply(w, s)
 }
 

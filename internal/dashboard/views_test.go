@@ -296,22 +296,38 @@ func TestHostsAndSummary(t *testing.T) {
 	}
 }
 
-// TestDigestReused: requests between two changes share one copy of the
-// state; a change makes a new one.
-func TestDigestReused(t *testing.T) {
+// TestIndexFollowsEvents: after its first copy of the state the index
+// reads no more of it: a change it is not told of is not seen; the
+// change announced (server.Observer) is folded in; and when announced
+// batches were dropped, the next read copies the state anew.
+func TestIndexFollowsEvents(t *testing.T) {
 	f := newFixture(t, false)
-	a, b := f.h.digest(), f.h.digest()
-	if a != b {
-		t.Error("two requests without a change made two copies")
+	var v HostsView
+	f.get(t, "bob", "/ui/v1/hosts", &v)
+	change := func(e event.Event) event.Event {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		e.Index = f.core.State.Index + 1
+		if err := f.core.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+		return e
 	}
-	f.mu.Lock()
-	e := event.Event{Index: f.core.State.Index + 1, Type: event.HostOpened, Host: &event.Host{Name: "h2"}}
-	if err := f.core.Apply(e); err != nil {
-		t.Fatal(err)
+	opened := change(event.Event{Type: event.HostOpened, Host: &event.Host{Name: "h2"}})
+	if f.get(t, "bob", "/ui/v1/hosts", &v); v.Status != "ocu" || v.Index != 13 {
+		t.Errorf("before it is announced: %s at %d, want ocu at 13", v.Status, v.Index)
 	}
-	f.mu.Unlock()
-	if c := f.h.digest(); c == a || c.hosts[1].Status != "ok" {
-		t.Errorf("after h2 opened: same copy %v, h2 %s", c == a, c.hosts[1].Status)
+	f.h.Applied([]event.Event{opened})
+	if f.get(t, "bob", "/ui/v1/hosts", &v); v.Status != "oou" || v.Index != 14 {
+		t.Errorf("announced: %s at %d, want oou at 14", v.Status, v.Index)
+	}
+	closed := change(event.Event{Type: event.HostClosed, Host: &event.Host{Name: "h1"}})
+	for range feedSize {
+		f.h.Applied(nil) // fills the queue: the next batch is dropped
+	}
+	f.h.Applied([]event.Event{closed})
+	if f.get(t, "bob", "/ui/v1/hosts", &v); v.Status != "cou" || v.Index != 15 {
+		t.Errorf("after a drop: %s at %d, want cou at 15 (copied anew)", v.Status, v.Index)
 	}
 }
 
