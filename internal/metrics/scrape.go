@@ -59,26 +59,66 @@ type tally struct {
 }
 
 // count makes one pass over the core's state (under the loop's read
-// lock: nothing is sent meanwhile).
+// lock: nothing is sent meanwhile). Consecutive jobs mostly share a
+// queue and a reason, so the maps are looked up only when those change.
 func count(k *live.Core) tally {
 	t := tally{jobs: map[[2]string]int{}, pending: map[string]int{}, agents: map[string]int{}, index: k.State.Index}
 	for _, q := range k.Cluster.Queues {
 		t.queues = append(t.queues, q.Name)
 	}
+	type perQueue struct {
+		name string
+		n    [5]int // by jobStates' order
+	}
+	var queues []*perQueue
+	byName := map[string]*perQueue{}
+	var cur *perQueue
+	reasons := map[string]*int{}
+	lastReason, lastN := "\x00", (*int)(nil)
 	for _, j := range k.State.Jobs {
-		t.jobs[[2]string{string(j.State), j.Queue}]++
+		if cur == nil || cur.name != j.Queue {
+			if cur = byName[j.Queue]; cur == nil {
+				cur = &perQueue{name: j.Queue}
+				byName[j.Queue] = cur
+				queues = append(queues, cur)
+			}
+		}
 		switch j.State {
 		case state.Pend:
-			reason := j.Reason
-			if reason == "" {
-				reason = "None"
+			cur.n[0]++
+			if j.Reason != lastReason {
+				if lastN = reasons[j.Reason]; lastN == nil {
+					lastN = new(int)
+					reasons[j.Reason] = lastN
+				}
+				lastReason = j.Reason
 			}
-			t.pending[reason]++
+			*lastN++
 		case state.Run:
+			cur.n[1]++
 			for _, a := range j.Hosts {
 				t.used += a.Slots
 			}
+		case state.Susp:
+			cur.n[2]++
+		case state.Done:
+			cur.n[3]++
+		case state.Exit:
+			cur.n[4]++
 		}
+	}
+	for _, q := range queues {
+		for i, n := range q.n {
+			if n > 0 {
+				t.jobs[[2]string{string(jobStates[i]), q.name}] = n
+			}
+		}
+	}
+	for r, n := range reasons {
+		if r == "" {
+			r = "None"
+		}
+		t.pending[r] += *n
 	}
 	for _, h := range k.Cluster.Hosts {
 		t.capacity += h.Slots
