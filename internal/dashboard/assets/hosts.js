@@ -10,6 +10,7 @@
   const {h, fmt} = xce;
   const STATUS = {o: 'ok', c: 'closed', u: 'unavail'};
   const PAGE = 100;
+  const BLOCK = 500; // hosts per block of the grid (drawn only when in sight)
 
   // level is how full a host is, 0 (idle) to 5 (every slot used).
   function level(used, slots) {
@@ -36,7 +37,15 @@
       this.info = h('div', {class: 'hostinfo', id: 'host-info', 'aria-live': 'polite'}, 'Choose a host: click it, or move with the arrow keys and press Enter.');
       this.table = h('div', {id: 'host-table'});
       const cells = document.createDocumentFragment();
+      this.cells = [];
+      let block = null;
       for (let i = 0; i < v.names.length; i++) {
+        if (i % BLOCK === 0) {
+          block = document.createElement('div');
+          block.className = 'block';
+          block.setAttribute('role', 'presentation');
+          cells.append(block);
+        }
         const c = document.createElement('div');
         c.id = 'hc-' + i;
         c.className = cls(v, i);
@@ -45,7 +54,8 @@
         c.setAttribute('aria-label', label(v, i));
         c.title = label(v, i);
         c.dataset.status = STATUS[v.status[i]];
-        cells.append(c);
+        block.append(c);
+        this.cells.push(c);
       }
       this.grid.append(cells);
       const legend = h('div', {class: 'legend', 'aria-label': 'Legend'},
@@ -61,7 +71,11 @@
         legend, this.grid, this.info, h('h2', {}, 'As a table'), this.table);
       this.counts();
       this.drawTable();
-      xce.timings.hosts = {fetch: fetched - began, render: performance.now() - fetched, hosts: v.names.length};
+      const built = performance.now();
+      // Drawn: the frame after the cells were added (style, layout, paint).
+      requestAnimationFrame(() => setTimeout(() => {
+        xce.timings.hosts = {fetch: fetched - began, render: built - fetched, drawn: performance.now() - began, hosts: v.names.length};
+      }, 0));
     },
     counts() {
       const v = this.v, n = {o: 0, c: 0, u: 0};
@@ -75,7 +89,7 @@
     },
     setFilter(change) {
       Object.assign(this.filter, change);
-      const cells = this.grid.children;
+      const cells = this.cells;
       for (let i = 0; i < cells.length; i++) cells[i].classList.toggle('hidden', !this.visible(i));
       this.page = 0;
       this.drawTable();
@@ -103,7 +117,7 @@
     key(e) {
       const n = this.v.names.length;
       if (!n) return;
-      const cells = this.grid.children;
+      const cells = this.cells;
       const first = cells[0].getBoundingClientRect();
       let cols = 1;
       while (cols < n && cells[cols].getBoundingClientRect().top === first.top) cols++;
@@ -126,10 +140,10 @@
       this.select(Number(c.id.slice(3)), true);
     },
     select(i, open) {
-      const old = this.grid.children[this.active];
+      const old = this.cells[this.active];
       if (old) { old.classList.remove('active'); old.setAttribute('aria-selected', 'false'); }
       this.active = i;
-      const c = this.grid.children[i];
+      const c = this.cells[i];
       c.classList.add('active');
       c.setAttribute('aria-selected', 'true');
       this.grid.setAttribute('aria-activedescendant', c.id);
@@ -153,7 +167,7 @@
       if (c.config || v.names.length !== this.v.names.length || v.names.some((n, i) => n !== this.v.names[i])) {
         return xce.show(); // another configuration: draw it afresh
       }
-      const cells = this.grid.children;
+      const cells = this.cells;
       for (let i = 0; i < v.names.length; i++) {
         if (v.used[i] === this.v.used[i] && v.status[i] === this.v.status[i] && v.slots[i] === this.v.slots[i]) continue;
         const cell = cells[i];
