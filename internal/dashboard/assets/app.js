@@ -149,7 +149,19 @@ xce.live = {
     this.last = Date.now();
     xce.summary().catch(() => {});
     const view = xce.current && xce.views[xce.current.name];
-    if (view && view.refresh) view.refresh(c).catch((e) => xce.status(e.message, true));
+    if (!view || !view.refresh) return;
+    // Keep the keyboard's place: after the redraw, the element of the
+    // same id, or else of the same tag and text, takes the focus again.
+    const had = document.activeElement, main = document.getElementById('view');
+    const id = had && main.contains(had) ? had.id : null;
+    const sig = had && main.contains(had) ? had.tagName + '\u0000' + had.textContent : null;
+    view.refresh(c).then(() => {
+      const now = document.activeElement;
+      if (!sig || (now && now !== document.body && main.contains(now))) return;
+      const again = (id && document.getElementById(id)) ||
+        [...main.querySelectorAll(had.tagName)].find((el) => el.tagName + '\u0000' + el.textContent === sig);
+      if (again) again.focus();
+    }).catch((e) => xce.status(e.message, true));
   },
 };
 

@@ -47,14 +47,16 @@
     },
   };
 
-  const W = 1000, H = 240, L = 56, R = 12, T = 12, B = 30;
+  const W = 1000, H = 200, L = 56, R = 12, T = 12, B = 30;
 
   // chart draws lines (each {name, values, cls}) over the points' times,
   // y from 0 to top, with a title and a text summary for screen readers.
   function chart(id, title, s, lines, top, unit, from) {
     const n = s.pending.length;
     const t0 = s.start + from * s.step, t1 = s.now;
-    const x = (i) => L + ((s.start + (i + 0.5) * s.step - t0) / Math.max(t1 - t0, 1)) * (W - L - R);
+    // A point stands at the middle of its step (of the part gone by, for the last).
+    const mid = (i) => Math.min(s.start + (i + 0.5) * s.step, (s.start + i * s.step + t1) / 2);
+    const x = (i) => Math.min(W - R, Math.max(L, L + ((mid(i) - t0) / Math.max(t1 - t0, 1e-9)) * (W - L - R)));
     const y = (v) => T + (1 - v / top) * (H - T - B);
     const svg = h('svg', {class: 'chart', id, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': id + '-t ' + id + '-d'});
     const last = lines.map((l) => `${l.name} ${l.values.length ? fmt.num(l.values[l.values.length - 1]) : 0}${unit}`).join(', ');
@@ -65,11 +67,14 @@
         h('text', {x: L - 6, y: yy + 4, 'text-anchor': 'end'}, (Math.round(v * 10) / 10) + unit));
     }
     svg.append(h('line', {class: 'axis', x1: L, x2: L, y1: T, y2: H - B}), h('line', {class: 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
+    let prev = '';
     for (let k = 0; k <= 4; k++) {
       const t = t0 + ((t1 - t0) * k) / 4;
       const xx = L + (k / 4) * (W - L - R);
       const span = t1 - t0, full = fmt.time(t);
       const text = span < 600 ? full.slice(11, 19) : span < 2 * 86400 ? full.slice(11, 16) : full.slice(5, 16);
+      if (text === prev) continue; // a short history: one label a second
+      prev = text;
       svg.append(h('text', {x: xx, y: H - 10, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle'}, text));
     }
     for (const l of lines) {

@@ -257,7 +257,7 @@ func (b *tab) shot(name string) {
 	time.Sleep(300 * time.Millisecond) // let the last refetch draw: a picture, not a check
 	ctx, cancel := context.WithTimeout(b.ctx, waitShort)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()) // the window, 1280×900: as a user sees it
 	if err != nil {
 		b.t.Fatalf("screenshot: %v", err)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +16,8 @@ import (
 // TestDashboard drives the dashboard in chromium on a cluster of three
 // hosts of 2 slots, h1 with an agent, h2 and h3 without (unavail); the
 // test's user is an administrator; A and B are two other users of the
-// machine, neither an administrator.
+// machine, neither an administrator. A limit of 4 slots per user holds
+// nobody back (it is there for the queues and limits view).
 //
 //   - B logs in with the login form; the jobs view is shown.
 //   - The test's user submits job 1 (2 tasks, sleep 600) with the CLI: its
@@ -34,7 +36,8 @@ import (
 //   - Every view: each control reachable by keyboard; no console error.
 func TestDashboard(t *testing.T) {
 	b := startBrowser(t)
-	r := newRig(t, "hosts:\n  - {name: h1, slots: 2}\n  - {name: h2, slots: 2}\n  - {name: h3, slots: 2}\nqueues:\n  - {name: normal}\n", "h1")
+	r := newRig(t, "hosts:\n  - {name: h1, slots: 2}\n  - {name: h2, slots: 2}\n  - {name: h3, slots: 2}\nqueues:\n  - {name: normal}\n"+
+		"limits:\n  - {name: user_slots, per_user: all, slots: 4}\n", "h1")
 	userA, userB := others(t, r.me)
 	tokA, tokB := r.token(userA), r.token(userB)
 	base := "http://" + r.addr + "/"
@@ -133,12 +136,21 @@ func TestDashboard(t *testing.T) {
 	if got := eval[[]string](b, `[...document.querySelector('#queues tbody tr').cells].slice(0, 7).map((c) => c.textContent)`); fmt.Sprint(got) != "[normal 0 firstfit open 0 1 2]" {
 		t.Errorf("the queue's row %q, want normal 0 firstfit open, 0 pending, 1 running, 2 slots", got)
 	}
+	if got := eval[[]string](b, `[...document.querySelectorAll('#limits tbody tr')].map((tr) => tr.cells[0].textContent + ' ' + tr.cells[6].textContent)`); len(got) == 0 {
+		t.Errorf("the limits table is empty")
+	}
 	b.accessible("the queues view")
 	b.shot("queues")
 	b.do(chromedp.Evaluate[chromedp.Void](`location.hash = '#/charts'`))
 	b.wait("the charts", `document.querySelector('#chart-util polyline') && document.querySelector('#chart-queue polyline')`, waitShort)
 	b.accessible("the charts view")
 	b.shot("charts")
+	if os.Getenv("XCE_DASHBOARD_SHOTS") != "" {
+		// More jobs for the picture: an array that ends, a job that fails.
+		r.submit("", "-J", "sweep[1-4]", "--", "true")
+		r.submit("", "-J", "fails", "--", "sh", "-c", "exit 3")
+		r.submit(tokA, "-n", "2", "-J", "big", "--", "sleep", "1")
+	}
 	b.do(chromedp.Evaluate[chromedp.Void](`location.hash = '#/jobs'`))
 	b.wait("the jobs view", `document.querySelector('#jobs-body tr[data-job="`+j2+`"] .state.EXIT')`, waitShort)
 	b.shot("jobs")
@@ -213,12 +225,11 @@ func hostsView(t *testing.T, n int) {
 		}
 	}
 	b.accessible(fmt.Sprintf("the hosts view of %d hosts", n))
-	// A refresh changes only the cells that changed: a job on h00003.
-	// h00003 has no agent: the job pends; close h00001 instead.
-	r.xce("host", "close", "h00001")
-	b.wait("h00001 closed on the page", `document.getElementById('hc-0').dataset.status === 'closed'`, waitShort)
 	if n == 1000 {
 		b.shot("hosts")
 	}
+	// A change comes live: h00001 closed.
+	r.xce("host", "close", "h00001")
+	b.wait("h00001 closed on the page", `document.getElementById('hc-0').dataset.status === 'closed'`, waitShort)
 	b.noConsoleErrors(fmt.Sprintf("the hosts view of %d hosts", n))
 }
