@@ -49,10 +49,6 @@ func callerOf(ctx context.Context) (Caller, bool) {
 	return c, ok
 }
 
-// CallerOf returns who makes the request of ctx, and false when the
-// request has no identity (a TCP caller without a valid token).
-func CallerOf(ctx context.Context) (Caller, bool) { return callerOf(ctx) }
-
 // Handler serves the API over a server loop.
 type Handler struct {
 	// Reconfig, when set, reads and checks the configuration file again
@@ -399,10 +395,6 @@ type JobsReply struct {
 	Jobs []JobInfo `json:"jobs"`
 }
 
-// InfoOf returns job j as GET /v1/jobs shows it, without its host
-// reasons and forecast (the caller holds the loop's read lock).
-func InfoOf(j *state.Job) JobInfo { return info(j) }
-
 func info(j *state.Job) JobInfo {
 	hosts := map[string]int{}
 	for _, h := range j.Hosts {
@@ -530,24 +522,6 @@ func (j *JobInfo) setForecast(f *sim.Forecast, snap *cluster.Cluster) {
 }
 
 func (h *Handler) admin(c Caller) bool { return c.UID == 0 || slices.Contains(h.admins, c.User) }
-
-// Admin reports whether c may act on every job and host: root, or a
-// user the configuration's server.admins names.
-func (h *Handler) Admin(c Caller) bool { return h.admin(c) }
-
-// Route returns the route pattern r matches ("POST /v1/jobs/{id}/kill"),
-// or "other" for a request no route takes: a label of bounded
-// cardinality for metrics.
-func (h *Handler) Route(r *http.Request) string { return routeOf(h.mux, r) }
-
-// routeOf returns the pattern of mux that r matches, or "other" (no
-// route, or only the catch-all "/").
-func routeOf(mux *http.ServeMux, r *http.Request) string {
-	if _, p := mux.Handler(r); p != "" && p != "/" {
-		return p
-	}
-	return "other"
-}
 
 func (h *Handler) kill(w http.ResponseWriter, r *http.Request) {
 	c, _ := callerOf(r.Context())
