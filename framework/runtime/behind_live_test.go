@@ -190,6 +190,9 @@ func TestPropertyStandingLive(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if err := runtime.CheckRunningByEnd(s); err != nil {
+					t.Fatalf("at %d: %v", now, err)
+				}
 				for _, j := range considered {
 					if j.State != framework.Pending {
 						continue
