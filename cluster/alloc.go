@@ -7,7 +7,9 @@ import (
 
 // HostAlloc is what a job holds on one host: job slots, the total amounts
 // of consumables (what its rusage reserves there), and the limit counters
-// charged for this part of the job.
+// charged for this part of the job. On a host class (Cluster.IsClass) it
+// is a part on Slots of its members, one slot each, and Res is their
+// total.
 //
 // GPUs are the host's devices the job holds, as many as its
 // ngpus_physical amount counts; none when it holds none. State.Reserve
@@ -24,7 +26,8 @@ type HostAlloc struct {
 }
 
 // JobAlloc is a job's allocation: its hosts (distinct, in the order the
-// runner claimed them) and its shared-resource records. A running job of a
+// runner claimed them; a host class may appear more than once, each part
+// holding other members) and its shared-resource records. A running job of a
 // scenario holds one built by RunningAlloc; the runner builds the others.
 type JobAlloc struct {
 	Hosts  []HostAlloc
@@ -133,6 +136,11 @@ func (s *State) hostFits(h *HostAlloc, limits bool) error {
 	if free := s.FreeSlots(h.Host); h.Slots > free {
 		return fmt.Errorf("host %s: %d slots requested, %d free", s.c.Hosts[h.Host].Name, h.Slots, free)
 	}
+	if s.c.IsClass(h.Host) {
+		// Res is the members' total; each takes its share of an idle
+		// member (the runner checked it), which Reserve does not take.
+		return s.countersFit(h, limits)
+	}
 	for _, r := range h.Res {
 		if free := s.Free(h.Host, r.Res); r.Amount > 0 && !Within(r.Amount, free) {
 			return fmt.Errorf("host %s: %v %s requested, %v free", s.c.Hosts[h.Host].Name, r.Amount, s.c.Resources[r.Res], free)
@@ -141,6 +149,11 @@ func (s *State) hostFits(h *HostAlloc, limits bool) error {
 	if err := s.devicesFit(h); err != nil {
 		return err
 	}
+	return s.countersFit(h, limits)
+}
+
+// countersFit checks h's limit counters when limits is set.
+func (s *State) countersFit(h *HostAlloc, limits bool) error {
 	if !limits {
 		return nil
 	}

@@ -69,7 +69,8 @@ func (s *State) HostsAtFreeLevel(k int) []HostID {
 	return ix.lists[k]
 }
 
-// MaxSlots returns the most slots any host of the cluster has.
+// MaxSlots returns the most slots any host of the cluster has (a member of
+// a host class has one).
 func (s *State) MaxSlots() int { return s.limits.maxSlots }
 
 // MaxTotal returns the largest total of consumable r on any host (0 when
@@ -85,7 +86,7 @@ type clusterLimits struct {
 func newClusterLimits(c *Cluster) *clusterLimits {
 	l := &clusterLimits{maxTotal: make([]float64, len(c.Resources))}
 	for h := range c.Hosts {
-		l.maxSlots = max(l.maxSlots, c.Hosts[h].Slots)
+		l.maxSlots = max(l.maxSlots, c.Hosts[h].MemberSlots())
 		for r, v := range c.Hosts[h].Capacity {
 			if v > l.maxTotal[r] { // NaN (undefined) never is
 				l.maxTotal[r] = v

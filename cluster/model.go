@@ -59,6 +59,28 @@ type Host struct {
 	// The number of GPUs is the host's capacity of the consumable
 	// ngpus_physical (gpureq.Resource; docs/gpus.md).
 	GPUModel string
+	// Members, when above 1, makes the entry a host class: Members
+	// identical hosts of one job slot each that no job's request tells
+	// apart (Cluster.HostClasses, docs/host-classes.md). Slots is then
+	// Members, and Capacity, Type, Model, Tags and GPUModel are each
+	// member's. 0 or 1: one ordinary host.
+	Members int
+}
+
+// IsClass reports whether h is a host class entry (Host.Members > 1).
+func (h *Host) IsClass() bool { return h.Members > 1 }
+
+// NumHosts returns how many hosts the entry stands for: Members for a
+// host class, else 1.
+func (h *Host) NumHosts() int { return max(h.Members, 1) }
+
+// MemberSlots returns the job slots of one host of the entry: 1 for a host
+// class, else Slots.
+func (h *Host) MemberSlots() int {
+	if h.IsClass() {
+		return 1
+	}
+	return h.Slots
 }
 
 // Shared is a cluster-wide shared resource such as a license pool.
@@ -176,13 +198,17 @@ type HostSlots struct {
 // Job is a job as submitted: its identity, its request and, for a scenario
 // snapshot, where it already runs.
 type Job struct {
-	ID       JobID
-	User     string
-	Project  string
-	Queue    QueueID
-	Submit   int64 // seconds
-	TasksMin int   // -n min, >= 1
-	TasksMax int   // -n max, >= TasksMin
+	ID      JobID
+	User    string
+	Project string
+	Queue   QueueID
+	// Exclusive: the job runs alone on its hosts (bsub -x): only on hosts
+	// where nothing runs, and nothing else starts there while it runs.
+	// (Beside Queue: the two fill one word.)
+	Exclusive bool
+	Submit    int64 // seconds
+	TasksMin  int   // -n min, >= 1
+	TasksMax  int   // -n max, >= TasksMin
 	// ResReq is the resource requirement string as written; Req its parse.
 	ResReq string
 	Req    *resreq.Requirement
@@ -214,9 +240,6 @@ type Job struct {
 	// ExitCode is the exit code the job ends with in a simulation (a
 	// scenario's exit_code; 0: it ends DONE, else EXIT).
 	ExitCode int
-	// Exclusive: the job runs alone on its hosts (bsub -x): only on hosts
-	// where nothing runs, and nothing else starts there while it runs.
-	Exclusive bool
 	// GPU is the job's GPU requirement (bsub -gpu; a scenario's gpu), nil
 	// for none. Req already holds what it reserves,
 	// rusage[ngpus_physical=GPU.Num] (gpureq.Merge); GPU keeps the rest,
@@ -272,10 +295,19 @@ type Cluster struct {
 	Slurm *SlurmConfig
 
 	schema     *Schema
+	classes    bool        // some entry is a host class (Init)
 	queueHosts [][]bool    // per queue: host mask, nil when the queue has no host list
 	groups     *groupIndex // the groups expanded (Init)
 	gpuRes     ResID       // ngpus_physical's ResID, -1 when no host defines it (Init)
 }
+
+// HasClasses reports whether some entry of c.Hosts is a host class
+// (Host.Members > 1). Init must have been called.
+func (c *Cluster) HasClasses() bool { return c.classes }
+
+// IsClass reports whether host h is a host class entry. Init must have
+// been called.
+func (c *Cluster) IsClass(h HostID) bool { return c.classes && c.Hosts[h].Members > 1 }
 
 // GPUResource returns the ResID of ngpus_physical (gpureq.Resource), the
 // consumable that counts each host's GPUs, and false when no host

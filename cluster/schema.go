@@ -175,6 +175,9 @@ func (c *Cluster) Init() error {
 	if err := c.initGPUs(); err != nil {
 		return err
 	}
+	if err := c.initClasses(); err != nil {
+		return err
+	}
 	c.schema = s
 	groups, gerr := flattenGroups(c, c.HostByName)
 	if gerr != nil {
@@ -234,7 +237,7 @@ func (c *Cluster) staticVals(h HostID, v []float64) {
 		v[i] = math.NaN()
 	}
 	v[ColSlots] = float64(host.Slots)
-	v[ColMaxSlots] = float64(host.Slots)
+	v[ColMaxSlots] = float64(host.MemberSlots())
 	for r := range c.Resources {
 		v[ResCol(ResID(r))] = host.Capacity[r]
 		v[ResCol(ResID(r))+1] = host.Capacity[r]

@@ -108,7 +108,8 @@ func (s *State) HostVals(h HostID) []float64 {
 	return s.vals[o : o+s.ncols : o+s.ncols]
 }
 
-// FreeSlots returns the number of unused job slots on host h.
+// FreeSlots returns the number of unused job slots on host h (on a host
+// class: its idle members).
 func (s *State) FreeSlots(h HostID) int {
 	return int(s.vals[int(h)*s.ncols+ColSlots])
 }
@@ -117,7 +118,7 @@ func (s *State) FreeSlots(h HostID) int {
 func (s *State) TotalFreeSlots() int { return s.freeSlots }
 
 // Free returns the unused amount of consumable r on host h (NaN when the
-// host does not define r).
+// host does not define r); on a host class, an idle member's.
 func (s *State) Free(h HostID, r ResID) float64 {
 	return s.vals[int(h)*s.ncols+ResCol(r)]
 }
@@ -129,13 +130,19 @@ func (s *State) SharedFree(id SharedID) float64 { return s.sharedFree[id] }
 // counters and, when s tracks devices, the GPUs a's ngpus_physical counts:
 // a.GPUs when they are given and free, else the lowest free devices,
 // which it records in a.GPUs (docs/gpus.md).
+//
+// On a host class (Cluster.IsClass) a.Slots counts members, and a.Res,
+// their total, is not taken from the free amounts, which stay those of one
+// idle member: a member that takes a task has no slot left.
 func (s *State) Reserve(a *HostAlloc) {
 	s.touch(a.Host)
 	v := s.vals[int(a.Host)*s.ncols:]
 	v[ColSlots] -= float64(a.Slots)
 	s.freeSlots -= a.Slots
-	for _, r := range a.Res {
-		v[ResCol(r.Res)] -= r.Amount
+	if !s.c.IsClass(a.Host) {
+		for _, r := range a.Res {
+			v[ResCol(r.Res)] -= r.Amount
+		}
 	}
 	for _, c := range a.Counters {
 		s.counter(c.Counter).Used += c.Amount
@@ -147,14 +154,16 @@ func (s *State) Reserve(a *HostAlloc) {
 }
 
 // Release gives back what Reserve(a) took, the devices a.GPUs included
-// (a.GPUs is left as it is).
+// (a.GPUs is left as it is), and on a host class only the members.
 func (s *State) Release(a *HostAlloc) {
 	s.touch(a.Host)
 	v := s.vals[int(a.Host)*s.ncols:]
 	v[ColSlots] += float64(a.Slots)
 	s.freeSlots += a.Slots
-	for _, r := range a.Res {
-		v[ResCol(r.Res)] += r.Amount
+	if !s.c.IsClass(a.Host) {
+		for _, r := range a.Res {
+			v[ResCol(r.Res)] += r.Amount
+		}
 	}
 	for _, c := range a.Counters {
 		s.counter(c.Counter).Used -= c.Amount

@@ -6,6 +6,8 @@ import "github.com/xce-sched/xce/cluster"
 // part (the job, the term, the shared needs of the alternative), the
 // candidate's shape (NSlots tasks on NHosts hosts: the bucket being placed),
 // and the per-host part, rebuilt for every candidate by the prepare fan-out.
+// On a host class (cluster.Cluster.IsClass) the candidate is NHosts of its
+// members taking one task each (NSlots == NHosts), and Host is their total.
 type AllocRequest struct {
 	Job    *Job
 	Alt    *Alternative

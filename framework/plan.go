@@ -2,12 +2,19 @@ package framework
 
 import "github.com/xce-sched/xce/cluster"
 
-// Bucket asks for Slots task slots of one compound term on one host. The
-// hosts of a plan's buckets are all distinct.
+// Bucket asks for Slots task slots of one compound term on each of Count
+// hosts (0 means 1: a plan of many hosts that take the same number of
+// tasks is a few buckets, not one per host). The hosts of a plan's
+// buckets are all distinct; the members of a host class are distinct
+// hosts (cluster.Host.Members).
 type Bucket struct {
 	Slots int
 	Term  int // index into the plan's alternative's Terms
+	Count int
 }
+
+// Hosts returns how many hosts b asks for: Count, at least 1.
+func (b Bucket) Hosts() int { return max(b.Count, 1) }
 
 // Pin restricts the hosts of one term's buckets to those whose value in
 // column Col equals Value (how parjob makes same[] complete: one plan per
@@ -30,7 +37,7 @@ type Plan struct {
 func (p *Plan) Tasks() int {
 	n := 0
 	for _, b := range p.Buckets {
-		n += b.Slots
+		n += b.Slots * b.Hosts()
 	}
 	return n
 }
@@ -57,7 +64,9 @@ type PlanIterator interface {
 }
 
 // Claim is what the runner reserved on one host for one bucket of the plan
-// being tried: a snapshot of the per-host request that decided it.
+// being tried: a snapshot of the per-host request that decided it. On a
+// host class it holds Slots of its members, one slot each, for Slots of
+// the bucket's hosts.
 type Claim struct {
 	Bucket int
 	cluster.HostAlloc

@@ -105,6 +105,20 @@ type SkipsUnchanged interface {
 	SkipsUnchanged()
 }
 
+// SkipsTooLarge is an optional Policy capability, with SkipsUnchanged: in
+// a cycle in which something was released, a job that pended for want of
+// free slots (NotEnoughSlots), whose request nothing but free slots can
+// stop (one plain term, no shared resource, no preparer taking part) and
+// that asks for more slots than are free in all cannot start, and
+// Dispatch gives it that reason again. The scheduler leaves such jobs out
+// of the cycle, so that it costs the jobs that may fit, not the queue
+// (issue 15). FirstBlocked reports whether the first job of the queue
+// that cannot start has a part of its own (EASY's reservation): the
+// first such job is then kept in.
+type SkipsTooLarge interface {
+	FirstBlocked() bool
+}
+
 // StableOrder is an optional Picker capability: the picker keeps the
 // relative order of jobs from one cycle to the next and puts newly
 // submitted jobs after them (first come, first served). Policies may then

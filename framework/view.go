@@ -47,9 +47,17 @@ func (v *View) Usable(h cluster.HostID, q cluster.QueueID, t *Term) Reason {
 // slots, bounded by free/perSlot for each per-slot rusage; none when a
 // per-host rusage does not fit. It ignores per-job rusage (which only the
 // term's first host reserves), so on that host it is an upper bound. It
-// does not check Usable.
+// does not check Usable. On a host class it is the number of idle members
+// when one task fits an idle member, else 0 (each member takes at most
+// one: MemberCapacity).
 func (v *View) Capacity(h cluster.HostID, t *Term) int {
 	n := v.State.FreeSlots(h)
+	if v.Cluster.IsClass(h) {
+		if n > 0 && !v.memberFits(h, t) {
+			return 0
+		}
+		return n
+	}
 	for _, r := range t.PerHost {
 		if !cluster.Within(r.Amount, v.State.Free(h, r.Res)) { // NaN: the host lacks the resource
 			return 0
@@ -69,6 +77,41 @@ func (v *View) Capacity(h cluster.HostID, t *Term) int {
 		}
 	}
 	return max(n, 0)
+}
+
+// memberFits reports whether one task of term t fits an idle member of
+// host class h: its per-host and per-slot rusage within a member's free
+// amounts (per-job rusage aside).
+func (v *View) memberFits(h cluster.HostID, t *Term) bool {
+	// A resource has one reserve method: each amount stands alone.
+	for _, r := range t.PerHost {
+		if !cluster.Within(r.Amount, v.State.Free(h, r.Res)) {
+			return false
+		}
+	}
+	for _, r := range t.PerSlot {
+		if !cluster.Within(r.Amount, v.State.Free(h, r.Res)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Members returns how many hosts entry h stands for: a host class's
+// members, else 1.
+func (v *View) Members(h cluster.HostID) int { return v.Cluster.Hosts[h].NumHosts() }
+
+// MemberCapacity splits a capacity n of host h (Capacity, TaskCapacity)
+// into hosts: it returns the tasks each can take and how many hosts can:
+// (n, 1) for a host (none when n is 0), (1, n) for a host class.
+func (v *View) MemberCapacity(h cluster.HostID, n int) (each, hosts int) {
+	switch {
+	case n <= 0:
+		return 0, 0
+	case v.Cluster.IsClass(h):
+		return 1, n
+	}
+	return n, 1
 }
 
 // CapacityBound returns an upper bound on Capacity(h, t) for every host h
@@ -92,17 +135,19 @@ func (v *View) CapacityBound(t *Term) int {
 
 // TaskCapacity returns how many tasks of term t (of alternative alt of
 // job) host h can take now: Capacity, bounded by every Bounder (a per-host
-// limit's room). It does not check Usable.
+// limit's room; on a host class, each member's). It does not check
+// Usable.
 func (v *View) TaskCapacity(job *Job, alt *Alternative, t *Term, h cluster.HostID) int {
 	n := v.Capacity(h, t)
+	each, hosts := v.MemberCapacity(h, n) // a host class's members are bounded one by one
 	for _, b := range v.Bounders {
-		if n == 0 {
+		if each == 0 {
 			break
 		}
 		hb, _ := b.HostBound(job, alt, t, h, v)
-		n = min(n, hb)
+		each = min(each, hb)
 	}
-	return max(n, 0)
+	return max(each, 0) * hosts
 }
 
 // TaskBound returns upper bounds for term t (of alternative alt of job):
@@ -118,12 +163,27 @@ func (v *View) TaskBound(job *Job, alt *Alternative, t *Term) (total, perHost in
 	return max(total, 0), max(perHost, 0)
 }
 
-// NumHosts returns how many hosts queue q may use.
+// NumHosts returns how many hosts queue q may use (a host class counts
+// its members).
 func (v *View) NumHosts(q cluster.QueueID) int {
-	if base := v.Cluster.Queues[q].Hosts; base != nil {
-		return len(base)
+	base := v.Cluster.Queues[q].Hosts
+	if !v.Cluster.HasClasses() {
+		if base != nil {
+			return len(base)
+		}
+		return len(v.Cluster.Hosts)
 	}
-	return len(v.Cluster.Hosts)
+	n := 0
+	if base != nil {
+		for _, h := range base {
+			n += v.Members(h)
+		}
+		return n
+	}
+	for h := range v.Cluster.Hosts {
+		n += v.Members(cluster.HostID(h))
+	}
+	return n
 }
 
 // Hosts returns the hosts of queue q in walk order: the queue's host list,

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"path/filepath"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -109,5 +110,36 @@ func BenchmarkKTH36(b *testing.B) {
 		b.Run(string(p), func(b *testing.B) {
 			replayKTHOn(b, b, sim.Setup{Hosts: 36, Slots: 1, Policy: p, Clean: true}, nil)
 		})
+	}
+}
+
+// BenchmarkReplayMemory replays 200,000 Lublin–Feitelson jobs on 128
+// single-slot hosts under EASY and reports the live heap afterwards, per
+// job (B/job: the prepared cluster, the scheduler and the recorder, all
+// still referenced; the workload's records are dropped once prepared, as
+// xce sim does without --out; issue 15 §3 asks ≤ 512 bytes of scheduler
+// and simulator state a job).
+func BenchmarkReplayMemory(b *testing.B) {
+	const hosts, jobs = 128, 200_000
+	for b.Loop() {
+		var m0, m1 goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&m0)
+		w := &sim.Workload{Header: swf.Header{MaxNodes: hosts, MaxProcs: hosts, UnixStartTime: -1}, Jobs: lublin.New(hosts, 1).Generate(jobs)}
+		prep, err := sim.Prepare(w, sim.Setup{Policy: cluster.PolicyEASY, Clean: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Jobs = nil
+		s, rec, _, err := sim.Replay(context.Background(), prep, plugins.NewInTreeRegistry(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		goruntime.GC()
+		goruntime.ReadMemStats(&m1)
+		goruntime.KeepAlive(w)
+		goruntime.KeepAlive(s)
+		goruntime.KeepAlive(rec)
+		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/jobs, "B/job")
 	}
 }

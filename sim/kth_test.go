@@ -75,7 +75,10 @@ func TestKTHEASY(t *testing.T) {
 // slots (a plain processor count, as pyss models the machine) pyss, the
 // simulator of the SC'15 paper's artifact, gives a mean bounded slowdown
 // of 88.997 (τ = 10 s): xce must be within 0.5%. On KTH's own 100
-// single-slot hosts the figure differs (docs/backfill.md says why). On
+// single-slot hosts, one host class (docs/host-classes.md), a reservation
+// is a count of hosts as on one host of 100 slots, never particular
+// hosts, so the figure must agree with that one within 0.5% too (issue
+// 15; hosts held one by one gave 85.40, docs/backfill.md). On
 // both, the cleaned log has no run time above its estimate, so no
 // reservation may ever move later, and no job may start after the first
 // reservation it got.
@@ -110,7 +113,7 @@ func TestKTHConservative(t *testing.T) {
 			if moved != 0 || late != 0 {
 				t.Errorf("%d reservations moved later, %d jobs started after their first reservation; want 0 and 0", moved, late)
 			}
-			if m.hosts == 1 && math.Abs(sum.BSLDMean-88.997)/88.997 > 0.005 {
+			if math.Abs(sum.BSLDMean-88.997)/88.997 > 0.005 {
 				t.Errorf("bsld_mean %.3f, want within 0.5%% of pyss's 88.997", sum.BSLDMean)
 			}
 			t.Logf("bsld_mean %.3f utilization %.4f reservations %d", sum.BSLDMean, sum.Utilization, len(first))

@@ -30,6 +30,7 @@ type Recorder struct {
 	lastT  int64
 	counts [256]int     // pending jobs per main reason after the last cycle
 	pendS  [256]float64 // job-seconds pending per main reason
+	used   []uint8      // the reasons with counts above 0
 	cycles int
 }
 
@@ -52,7 +53,10 @@ func (r *Recorder) Observe(e *Event) {
 	for _, j := range e.Ended {
 		r.busy -= j.Alloc.Slots()
 	}
-	r.counts = [256]int{}
+	for _, k := range r.used {
+		r.counts[k] = 0
+	}
+	r.used = r.used[:0]
 	pending := 0
 	for _, j := range e.Considered {
 		switch {
@@ -60,19 +64,19 @@ func (r *Recorder) Observe(e *Event) {
 			r.busy += j.Alloc.Slots()
 		case j.State == framework.Pending && j.Reasons.Main != framework.BadRequest:
 			// Rejected jobs (BadRequest) are left out of the metrics.
-			r.counts[j.Reasons.Main]++
+			r.count(j.Reasons.Main, 1)
 			pending++
 		}
 	}
 	for _, j := range e.Aside {
 		if j.Reasons.Main != framework.BadRequest {
-			r.counts[j.Reasons.Main]++
+			r.count(j.Reasons.Main, 1)
 			pending++
 		}
 	}
 	for _, b := range e.Standing {
-		if b.Reason != framework.BadRequest {
-			r.counts[b.Reason] += b.Jobs
+		if b.Reason != framework.BadRequest && b.Jobs > 0 {
+			r.count(b.Reason, b.Jobs)
 			pending += b.Jobs
 		}
 	}
@@ -80,13 +84,19 @@ func (r *Recorder) Observe(e *Event) {
 	r.Series = append(r.Series, Point{T: e.Now, Pending: pending, Busy: r.busy})
 }
 
+// count adds n pending jobs with main reason k.
+func (r *Recorder) count(k framework.Reason, n int) {
+	if r.counts[k] == 0 {
+		r.used = append(r.used, uint8(k))
+	}
+	r.counts[k] += n
+}
+
 func (r *Recorder) advance(now int64) {
 	if r.lastT >= 0 {
 		dt := float64(now - r.lastT)
-		for reason, n := range r.counts {
-			if n > 0 {
-				r.pendS[reason] += float64(n) * dt
-			}
+		for _, k := range r.used {
+			r.pendS[k] += float64(r.counts[k]) * dt
 		}
 	}
 	r.lastT = now

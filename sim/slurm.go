@@ -93,7 +93,7 @@ func SlurmWorkload(jobs []slurm.Job, c *cluster.Cluster, file string, absolute b
 func target(c *cluster.Cluster) slurm.Target {
 	t := slurm.Target{MaxSlots: 1}
 	for _, h := range c.Hosts {
-		t.MaxSlots = max(t.MaxSlots, h.Slots)
+		t.MaxSlots = max(t.MaxSlots, h.MemberSlots())
 	}
 	if r, ok := c.ResourceByName("mem"); ok {
 		t.Mem, t.MemPerTask = true, c.Reserve(r) == cluster.PerTask

@@ -26,7 +26,9 @@ type Workload struct {
 	// Requests, when set, gives for each record of Jobs (same index) what
 	// an SWF record cannot say: a Slurm workload's users, accounts,
 	// partitions and resource requirements (SlurmWorkload). The jobs are
-	// then replayed as they ran: no cleaning drops or caps any.
+	// then replayed as they ran: no cleaning drops or caps any, and on
+	// every host its own entry (no host classes: the jobs' hosts are
+	// named in their output, sacct.csv).
 	Requests []Request
 	// Slurm, when set, holds the Slurm records Jobs were made from (same
 	// index; SlurmWorkload), so that a replay can be written in their
@@ -75,6 +77,10 @@ type Setup struct {
 	// PerEvent runs one cycle after every single event (Options.PerEvent)
 	// instead of one per event time.
 	PerEvent bool
+	// PerHost keeps every host its own entry of the cluster: no host
+	// classes (cluster.Cluster.HostClasses), which are otherwise made
+	// whenever nothing can tell their members apart.
+	PerHost bool
 	// Dependencies makes SWF field 17 (the preceding job) a dependency,
 	// ended(preceding), and field 18 the think time after its end
 	// (cluster.Job.ThinkTime); a preceding job that is not in the
@@ -93,6 +99,9 @@ type Prepared struct {
 	// the workload (Setup.Dependencies).
 	Linked, Unlinked int
 	PerEvent         bool
+	// Classes is the number of host classes the cluster's hosts were
+	// grouped in (Setup.PerHost), 0 when none.
+	Classes int
 	// Tick is the length of the jobs' time unit in seconds (0 means 1):
 	// a finer clock for a time-compressed history (FromHistory). The
 	// summary is given in seconds, and the bounded slowdown's τ is 10 s.
@@ -185,6 +194,11 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		}
 	}
 	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	if !s.PerHost {
+		if p.Cluster, p.Classes, err = c.HostClasses(); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -304,9 +318,11 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 // it builds the scheduler, runs every event (a zero-length job ends as it
 // starts), and summarizes. observe, when set, sees every cycle after the
 // recorder does. A finished job keeps only its slot count in its Alloc
-// (Options.CompactDone).
+// (Options.CompactDone), and a job a cycle leaves out as too large to
+// start keeps its host counts from the last cycle that considered it
+// (runtime.Options.SkipTooLarge: the metrics read main reasons only).
 func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Observe) (*runtime.Scheduler, *Recorder, Summary, error) {
-	s, err := runtime.New(p.Cluster, runtime.Options{Registry: reg})
+	s, err := runtime.New(p.Cluster, runtime.Options{Registry: reg, SkipTooLarge: true})
 	if err != nil {
 		return nil, nil, Summary{}, err
 	}

@@ -29,7 +29,8 @@ type dispatcher struct {
 	planner *Runner        // runs over win
 	times   []int64        // scratch: candidate times
 	scan    slotScan       // scratch: window slot minima
-	busy    map[cluster.QueueID][]cluster.HostID
+	busy    map[cluster.QueueID]busyOrder
+	due     []*framework.Job // setup's scratch
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
 	// earlier cycle: holdSegment puts them in the projection just before
@@ -362,10 +363,11 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		return framework.Reservation{}, false
 	}
 	var order []cluster.HostID
+	var busy []bool
 	if t > d.now {
-		order = d.busyFirst(job.Spec.Queue)
+		order, busy = d.busyFirst(job.Spec.Queue)
 	}
-	alloc, ok := d.planner.Plan(job, d.allocator(job), order)
+	alloc, ok := d.planner.planFuture(job, d.allocator(job), order, busy, d.s.State)
 	if !ok {
 		return framework.Reservation{}, false
 	}
@@ -385,13 +387,25 @@ func (d *dispatcher) setup() {
 		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
 	}
 	d.proj.reset(d.s.State)
-	d.proj.events = slices.Grow(d.proj.events, len(d.s.Running())+2*len(d.held))
-	for _, j := range d.s.Running() {
-		if at := expectedEnd(j, d.now); at < never {
-			d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
+	// The running jobs' ends, by time then job ID: the scheduler keeps
+	// them by estimated end; those due by now+1 all end at now+1
+	// (expectedEnd), in ID order.
+	ends := d.s.runningByEnd()
+	d.proj.events = slices.Grow(d.proj.events, len(ends)+2*len(d.held))
+	due := 0
+	for due < len(ends) && runEnd(ends[due]) <= d.now+1 {
+		due++
+	}
+	d.due = append(d.due[:0], ends[:due]...)
+	slices.SortFunc(d.due, func(a, b *framework.Job) int { return cmp.Compare(a.Spec.ID, b.Spec.ID) })
+	for _, list := range [2][]*framework.Job{d.due, ends[due:]} {
+		for _, j := range list {
+			if at := expectedEnd(j, d.now); at < never {
+				d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
+			}
 		}
 	}
-	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
+	clear(d.due)
 	clear(d.busy)
 }
 
@@ -487,16 +501,55 @@ func (d *dispatcher) hostsOpen(a *cluster.JobAlloc) bool {
 // hosts with the fewest free slots now first, so that a reservation takes
 // what running jobs will release and leaves what is free now to
 // backfilling (with single-slot hosts this is exactly EASY's "extra
-// processors"); ties in host order.
-func (d *dispatcher) busyFirst(q cluster.QueueID) []cluster.HostID {
-	if hs, ok := d.busy[q]; ok {
-		return hs
+// processors"); ties in host order. A host class stands at two places:
+// its members busy now (busy[i] set) among the full hosts, its idle ones
+// among the hosts with one free slot, as its members would one by one.
+func (d *dispatcher) busyFirst(q cluster.QueueID) (hosts []cluster.HostID, busy []bool) {
+	if o, ok := d.busy[q]; ok {
+		return o.hosts, o.busy
 	}
 	v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
-	hs := countingSortByFree(v.Hosts(q), d.s.State)
-	if d.busy == nil {
-		d.busy = map[cluster.QueueID][]cluster.HostID{}
+	var o busyOrder
+	if !d.s.Cluster.HasClasses() {
+		o.hosts = countingSortByFree(v.Hosts(q), d.s.State)
+	} else {
+		o.hosts, o.busy = classesByFree(v.Hosts(q), d.s.State)
 	}
-	d.busy[q] = hs
-	return hs
+	if d.busy == nil {
+		d.busy = map[cluster.QueueID]busyOrder{}
+	}
+	d.busy[q] = o
+	return o.hosts, o.busy
+}
+
+// busyOrder is a queue's busy-first host order (busyFirst).
+type busyOrder struct {
+	hosts []cluster.HostID
+	busy  []bool
+}
+
+// classesByFree is countingSortByFree for a cluster with host classes:
+// each class at two places, its busy members (free slots 0, busy set)
+// and its idle ones (1).
+func classesByFree(hs []cluster.HostID, st *cluster.State) ([]cluster.HostID, []bool) {
+	type place struct {
+		h    cluster.HostID
+		free int
+		busy bool
+	}
+	c := st.Cluster()
+	places := make([]place, 0, len(hs)+8)
+	for _, h := range hs {
+		if c.IsClass(h) {
+			places = append(places, place{h, 0, true}, place{h, 1, false})
+			continue
+		}
+		places = append(places, place{h, max(st.FreeSlots(h), 0), false})
+	}
+	slices.SortStableFunc(places, func(a, b place) int { return cmp.Compare(a.free, b.free) })
+	hosts, busy := make([]cluster.HostID, len(places)), make([]bool, len(places))
+	for i, p := range places {
+		hosts[i], busy[i] = p.h, p.busy
+	}
+	return hosts, busy
 }

@@ -244,20 +244,21 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 				continue
 			}
 			matching++
-			n := empty.Capacity(id, t)
+			// A host class's members are bounded one by one.
+			each, hosts := empty.MemberCapacity(id, empty.Capacity(id, t))
 			slots += c.Hosts[h].Slots
 			lowered, hostBy := false, int32(-1)
 			for _, b := range empty.Bounders {
-				if hb, hby := b.HostBound(job, alt, t, id, &empty); hb < n {
-					n, lowered, hostBy = max(hb, 0), true, hby
+				if hb, hby := b.HostBound(job, alt, t, id, &empty); hb < each {
+					each, lowered, hostBy = max(hb, 0), true, hby
 				}
 			}
 			if lowered {
-				r.diag.limits = addHostReason(r.diag.limits, reasonKey{framework.HostLimit, hostBy}, 1)
+				r.diag.limits = addHostReason(r.diag.limits, reasonKey{framework.HostLimit, hostBy}, hosts)
 			}
-			total += n
-			largest = max(largest, n)
-			caps = append(caps, n)
+			total += each * hosts
+			largest = max(largest, each)
+			caps = append(caps, capRun{each, hosts})
 		}
 		r.diag.caps = caps
 		if matching == 0 {
@@ -291,11 +292,11 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 			p := t.Span.Ptile
 			fullNeed, rem := need/p, need%p
 			full, other := 0, 0
-			for _, n := range caps {
-				if n >= p {
-					full++
-				} else if rem > 0 && n >= rem {
-					other++
+			for _, c := range caps {
+				if c.each >= p {
+					full += c.hosts
+				} else if rem > 0 && c.each >= rem {
+					other += c.hosts
 				}
 			}
 			minHosts += fullNeed
@@ -391,6 +392,10 @@ func (r *Runner) mostBounding() int32 {
 	}
 	return by
 }
+
+// capRun is the capacity of hosts hosts that take each tasks each (a
+// host class's members, or one host).
+type capRun struct{ each, hosts int }
 
 func remText(rem int) string {
 	if rem == 0 {

@@ -224,10 +224,15 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	if hosts != nil {
 		n = len(hosts)
 	}
+	classes := c.HasClasses()
 	for i := 0; i < n; i++ {
 		h := cluster.HostID(i)
 		if hosts != nil {
 			h = hosts[i]
+		}
+		if classes && c.IsClass(h) {
+			r.diagnoseClass(job, h, plain, &d)
+			continue
 		}
 		if plain {
 			// A request with no select[], rusage[] or limits: a host is
@@ -317,6 +322,64 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 	return d
 }
 
+// diagnoseClass adds host class h to job's diagnosis d: its members as
+// diagnose would count them one by one. An idle member is what check
+// sees on the class for one task; a busy one fails every term that
+// select[] and same[] let through for want of a slot.
+func (r *Runner) diagnoseClass(job *framework.Job, h cluster.HostID, plain bool, d *diagnosis) {
+	sc := &r.diag
+	members, idle := r.view.Members(h), r.view.State.FreeSlots(h)
+	if reason := r.hostState[h]; reason != framework.None {
+		d.counts = addHostReason(d.counts, reasonKey{reason, -1}, members)
+		return
+	}
+	if plain {
+		if idle > 0 {
+			d.anyUsable = true
+			sc.sums[0] += idle
+		}
+		if busy := members - idle; busy > 0 {
+			d.counts = addHostReason(d.counts, reasonKey{framework.HostNotEnoughSlots, -1}, busy)
+		}
+		return
+	}
+	idleBest, busyBest := reasonKey{detail: -1}, reasonKey{detail: -1}
+	usable := false
+	better := func(best *reasonKey, k reasonKey) {
+		if best.reason == framework.None || hostRank(k.reason) > hostRank(best.reason) {
+			*best = k
+		}
+	}
+	for k, ai := range sc.alts {
+		alt := &job.Req.Alts[ai]
+		for ti := range alt.Terms {
+			reason, detail := r.check(job, alt, &alt.Terms[ti], 1, nil, h, false)
+			if reason != framework.None && hostRank(reason) < rankSlots {
+				better(&idleBest, reasonKey{reason, detail})
+				better(&busyBest, reasonKey{reason, detail})
+				continue
+			}
+			better(&busyBest, reasonKey{framework.HostNotEnoughSlots, -1})
+			if reason == framework.None {
+				usable = true
+				sc.sums[sc.offs[k]+ti] += idle // a member takes one task
+				continue
+			}
+			better(&idleBest, reasonKey{reason, detail})
+		}
+	}
+	if idle > 0 {
+		if usable {
+			d.anyUsable = true
+		} else if idleBest.reason != framework.None {
+			d.counts = addHostReason(d.counts, idleBest, idle)
+		}
+	}
+	if busy := members - idle; busy > 0 && busyBest.reason != framework.None {
+		d.counts = addHostReason(d.counts, busyBest, busy)
+	}
+}
+
 // plain reports whether job's request is one simple term with no select[],
 // rusage[] or shared needs, and no preparer (limit) takes part (none is
 // installed, or the diagnosis is bare): a host then takes as many of its
@@ -346,7 +409,7 @@ func (r *Runner) FitsNowPlain(job *framework.Job) (fits, known bool) {
 // diagScratch holds diagnose's buffers between calls.
 type diagScratch struct {
 	alts, offs, sums []int
-	caps             []int // altNeverFits: the matching hosts' capacities
+	caps             []capRun // altNeverFits: the matching hosts' capacities
 	bounds           []framework.HostReasonCount
 	// limits: altNeverFits, bounded: per limit, the matching hosts it
 	// bounds below their capacity.

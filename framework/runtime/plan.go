@@ -16,9 +16,32 @@ import (
 // computed. order, when not nil, is the host walk order for terms without
 // order[] (the queue's hosts only).
 func (r *Runner) Plan(job *framework.Job, a framework.Allocator, order []cluster.HostID) (*cluster.JobAlloc, bool) {
+	return r.planFuture(job, a, order, nil, nil)
+}
+
+// planFuture is Plan with a busy-first order (dispatcher.busyFirst) that
+// stands for each host class twice: at the positions busy marks, the
+// class gives only the members that are busy in live, the state now
+// (those that running jobs will have released); at its other position,
+// the rest. Of the members idle in the projection, it counts as idle now
+// as many as are idle in live (min of the two): a reservation takes them
+// last.
+func (r *Runner) planFuture(job *framework.Job, a framework.Allocator, order []cluster.HostID, busy []bool, live *cluster.State) (*cluster.JobAlloc, bool) {
 	if job.Req == nil {
 		return nil, false
 	}
+	if busy != nil {
+		if len(r.keep) != len(r.view.Cluster.Hosts) {
+			r.keep = make([]int, len(r.view.Cluster.Hosts))
+		}
+		for i, h := range order {
+			if busy[i] {
+				r.keep[h] = min(live.FreeSlots(h), r.view.State.FreeSlots(h))
+			}
+		}
+	}
+	r.walkBusy = busy
+	defer func() { r.walkBusy = nil }()
 	saved := job.Reasons
 	r.dry, r.planned, r.walkOrder = true, nil, order
 	r.arena, r.counters = r.arena[:0], r.counters[:0] // the previous plan's snapshots

@@ -77,6 +77,7 @@ type Scheduler struct {
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
 	running []*framework.Job
+	byEnd   []*framework.Job // the running jobs by estimated end, then ID (runningByEnd)
 	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
 
@@ -161,6 +162,14 @@ type Options struct {
 	// in the second before the end planned for it, and sets EndSlack to
 	// that second; a simulation on a clock of its own leaves it 0.
 	EndSlack int64
+	// SkipTooLarge lets a cycle after a release leave out the jobs too
+	// large to start under policies that allow it (framework.SkipsTooLarge):
+	// the decisions and main reasons are the same, but such a job keeps
+	// the host counts of its reasons (PendReasons.Hosts) from the cycle
+	// that last considered it. The simulator sets it (its metrics read
+	// main reasons only); a scheduler whose users read every reason (the
+	// live server, xce schedule) leaves it off.
+	SkipTooLarge bool
 }
 
 // New builds a scheduler for cluster c: it compiles every job's request
@@ -227,6 +236,14 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.holdsBehind = append(s.holdsBehind, holds)
 		_, skips := policy.(framework.SkipsUnchanged)
 		s.quiet.policies = append(s.quiet.policies, skips)
+		tooLarge := skipsNone
+		if tl, ok := policy.(framework.SkipsTooLarge); ok && skips && opts.SkipTooLarge {
+			tooLarge = skipsTooLarge
+			if tl.FirstBlocked() {
+				tooLarge = skipsAfterFirst
+			}
+		}
+		s.quiet.tooLarge = append(s.quiet.tooLarge, tooLarge)
 		qh := h
 		qh.Queue = cluster.QueueID(qi)
 		picker, err := newPlugin[framework.Picker](opts.Registry, qp.Picker, qh, "a picker")
@@ -368,7 +385,11 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	case front >= 0:
 		s.order = append(s.order[:0], s.pending[:front]...)
 	case quiet:
-		s.order = append(append(s.order[:0], s.quiet.old...), s.pending[newFrom:]...)
+		s.order = s.order[:0]
+		for _, e := range s.quiet.old {
+			s.order = append(s.order, e.job)
+		}
+		s.order = append(s.order, s.pending[newFrom:]...)
 	default:
 		s.order = append(s.order[:0], s.pending...)
 	}

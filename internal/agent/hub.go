@@ -168,6 +168,22 @@ func (h *Hub) sessionLocked(name, session string) (*host, error) {
 	return e, nil
 }
 
+// Heartbeats returns, for each host whose agent has a session in this
+// run of the server, when the hub last heard from it: its registration,
+// or the start of its latest poll or report (what the heartbeat monitor
+// measures the timeout from). Hosts without a session are absent.
+func (h *Hub) Heartbeats() map[string]time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]time.Time, len(h.hosts))
+	for name, e := range h.hosts {
+		if e.session != "" {
+			out[name] = e.lastSeen
+		}
+	}
+	return out
+}
+
 // Register registers the agent of req.Name (it must be valid: Validate)
 // in a new session, replacing any earlier one, records the host as
 // registered, applies what Reconcile makes of the agent's list, and

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/state"
@@ -55,5 +56,40 @@ func TestLostUnstartedRequeued(t *testing.T) {
 		if want := state.Pend; tc.want && st.Job(1).State != want {
 			t.Errorf("job 1: %s, want %s", st.Job(1).State, want)
 		}
+	}
+}
+
+// TestHeartbeats: only hosts with a session are listed, each with when
+// its agent was last heard from (by the hub's clock): its registration,
+// then its polls.
+func TestHeartbeats(t *testing.T) {
+	st := state.New()
+	now := time.Unix(1000, 0)
+	h := NewHub(HubOptions{Hosts: []string{"h1", "h2"}, HeartbeatTimeout: time.Minute, Now: func() time.Time { return now },
+		Do: func(_ context.Context, mk Make) ([]event.Event, error) {
+			evs, err := mk(st, 0)
+			for _, e := range evs {
+				e.Index = st.Index + 1
+				if err := st.Apply(e); err != nil {
+					return nil, err
+				}
+			}
+			return evs, err
+		},
+		View: func(fn func(*state.State)) { fn(st) }})
+	if got := h.Heartbeats(); len(got) != 0 {
+		t.Errorf("before any registration: %v, want none", got)
+	}
+	rep, err := h.Register(context.Background(), &RegisterRequest{Name: "h1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = time.Unix(1005, 0)
+	if _, err := h.Poll(context.Background(), "h1", rep.Session, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := h.Heartbeats()
+	if len(got) != 1 || !got["h1"].Equal(time.Unix(1005, 0)) {
+		t.Errorf("Heartbeats %v, want h1 at 1005 only", got)
 	}
 }

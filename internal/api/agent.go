@@ -16,12 +16,21 @@ import (
 
 // NewTCPHandler returns the handler of the server's TCP listener: the
 // agent routes (docs/api.md, "Agents") over hub, for callers presenting
-// the agent token as "Authorization: Bearer TOKEN"; every other route is
-// users, for callers presenting a user token that tokens verifies
-// (package auth), who act as the user it names. Anything else is 401.
-// With tokens nil, no user is served over TCP.
-func NewTCPHandler(hub *agent.Hub, token string, users http.Handler, tokens *auth.Issuer) http.Handler {
-	a := &agentHandler{hub: hub, token: token, users: users, tokens: tokens, mux: http.NewServeMux()}
+// the agent token as "Authorization: Bearer TOKEN" (hub nil: a server
+// without remote agents, whose agent routes are 404); every other route
+// is users, for callers presenting a user token that tokens verifies
+// (package auth), who act as the user it names. The token comes in the
+// Authorization header or in the session cookie a browser got from the
+// dashboard's login (CookieName); a request with the cookie that changes
+// something (not GET, HEAD, OPTIONS) must come from a page of this
+// server (SameOrigin) and carry the session's anti-forgery token in
+// CSRFHeader, else it is 403. Without a valid token, the API routes
+// (/v1/...) and /metrics are 401, and the rest (the dashboard: its
+// login page) goes to users without an identity, as does the login form
+// (LoginPath) whatever cookie it comes with. With tokens nil, no user is
+// served over TCP.
+func NewTCPHandler(hub *agent.Hub, token string, users http.Handler, tokens *auth.Issuer) *TCPHandler {
+	a := &TCPHandler{hub: hub, token: token, users: users, tokens: tokens, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST "+agent.PathRegister, a.register)
 	a.mux.HandleFunc("GET "+agent.PathOrders, a.orders)
 	a.mux.HandleFunc("POST "+agent.PathReport, a.report)
@@ -29,7 +38,12 @@ func NewTCPHandler(hub *agent.Hub, token string, users http.Handler, tokens *aut
 	return a
 }
 
-type agentHandler struct {
+// LoginPath is the dashboard's login form's path: the TCP listener hands
+// it on without an identity, whatever cookie comes with it.
+const LoginPath = "/ui/login"
+
+// TCPHandler is the handler of the server's TCP listener (NewTCPHandler).
+type TCPHandler struct {
 	hub    *agent.Hub
 	token  string
 	users  http.Handler
@@ -37,23 +51,76 @@ type agentHandler struct {
 	mux    *http.ServeMux
 }
 
-func (a *agentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !strings.HasPrefix(r.URL.Path, "/v1/agent/") {
-		if !ok || a.tokens == nil || a.users == nil {
+// Route returns the agent route r matches ("POST /v1/agent/report"), or
+// "other": a label for metrics.
+func (a *TCPHandler) Route(r *http.Request) string { return routeOf(a.mux, r) }
+
+// ServeHTTP implements http.Handler.
+func (a *TCPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/v1/agent/") {
+		a.serveAgent(w, r)
+		return
+	}
+	protected := strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics"
+	if r.URL.Path == LoginPath && a.users != nil {
+		// The login form acts with the token it carries, not with a
+		// cookie it may come with: the dashboard checks it and its
+		// origin itself.
+		a.users.ServeHTTP(w, r)
+		return
+	}
+	if a.tokens == nil || a.users == nil {
+		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: give a token (xce token create; $XCE_TOKEN), or connect through the server's socket"})
+		return
+	}
+	sess, ok := Session{}, false
+	if tok, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); bearer {
+		sess, ok = Session{Token: tok}, true
+	} else if c, err := r.Cookie(CookieName(r.Host)); err == nil && c.Value != "" {
+		sess, ok = Session{Token: c.Value, Cookie: true}, true
+	}
+	if !ok {
+		if protected {
 			fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no identity: give a token (xce token create; $XCE_TOKEN), or connect through the server's socket"})
 			return
 		}
-		id, err := a.tokens.Verify(tok)
-		if err != nil {
-			fail(w, &Error{Status: http.StatusUnauthorized, Msg: "bad or expired token: " + err.Error()})
-			return
-		}
-		a.users.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), Caller{User: id.User, UID: id.UID, GID: id.GID})))
+		a.users.ServeHTTP(w, r)
 		return
 	}
-	if !ok || !agent.TokenEqual(tok, a.token) {
+	id, err := a.tokens.Verify(sess.Token)
+	if err != nil {
+		if !protected && sess.Cookie {
+			// A stale cookie (expired, or another server's): the
+			// dashboard asks for a login again.
+			a.users.ServeHTTP(w, r)
+			return
+		}
+		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "bad or expired token: " + err.Error()})
+		return
+	}
+	if sess.Cookie && !safeMethod(r.Method) {
+		if !SameOrigin(r) {
+			fail(w, &Error{Status: http.StatusForbidden, Msg: "refused: a request with the session cookie that does not come from this server's pages (Origin, Sec-Fetch-Site)"})
+			return
+		}
+		if !a.tokens.CheckCSRF(sess.Token, r.Header.Get(CSRFHeader)) {
+			fail(w, &Error{Status: http.StatusForbidden, Msg: "refused: a request with the session cookie needs the anti-forgery token in " + CSRFHeader})
+			return
+		}
+	}
+	ctx := WithSession(WithCaller(r.Context(), Caller{User: id.User, UID: id.UID, GID: id.GID}), sess)
+	a.users.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// serveAgent serves the agent routes, for callers with the agent token.
+func (a *TCPHandler) serveAgent(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || a.token == "" || !agent.TokenEqual(tok, a.token) {
 		fail(w, &Error{Status: http.StatusUnauthorized, Msg: "no or wrong agent token"})
+		return
+	}
+	if a.hub == nil {
+		fail(w, &Error{Status: http.StatusNotFound, Msg: "this server has no remote agents (a dev server runs its agent inside)"})
 		return
 	}
 	a.mux.ServeHTTP(w, r)
@@ -99,7 +166,7 @@ func decodeReport(w http.ResponseWriter, r *http.Request) (*agent.ReportRequest,
 	return &rep, nil
 }
 
-func (a *agentHandler) register(w http.ResponseWriter, r *http.Request) {
+func (a *TCPHandler) register(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeRegister(w, r)
 	if err != nil {
 		fail(w, err)
@@ -116,7 +183,7 @@ func (a *agentHandler) register(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, rep)
 }
 
-func (a *agentHandler) orders(w http.ResponseWriter, r *http.Request) {
+func (a *TCPHandler) orders(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	after, err1 := strconv.ParseUint(q.Get("after"), 10, 64)
 	wait, err2 := strconv.ParseInt(q.Get("wait_ms"), 10, 64)
@@ -135,7 +202,7 @@ func (a *agentHandler) orders(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, agent.OrdersReply{Orders: orders})
 }
 
-func (a *agentHandler) report(w http.ResponseWriter, r *http.Request) {
+func (a *TCPHandler) report(w http.ResponseWriter, r *http.Request) {
 	rep, err := decodeReport(w, r)
 	if err != nil {
 		fail(w, err)
@@ -149,7 +216,7 @@ func (a *agentHandler) report(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, agent.ReportReply{Applied: applied})
 }
 
-func (a *agentHandler) leave(w http.ResponseWriter, r *http.Request) {
+func (a *TCPHandler) leave(w http.ResponseWriter, r *http.Request) {
 	var l agent.Leave
 	if err := decode(w, r, &l); err != nil {
 		fail(w, err)

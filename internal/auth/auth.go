@@ -5,7 +5,9 @@
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -108,4 +110,36 @@ func (is *Issuer) Verify(token string) (Identity, error) {
 		return Identity{}, errors.New("token: no user")
 	}
 	return Identity{User: c.Subject, UID: c.UID, GID: c.GID}, nil
+}
+
+// Expiry returns when a token this issuer signed expires; the error of
+// Verify for a token it would refuse.
+func (is *Issuer) Expiry(token string) (time.Time, error) {
+	var c claims
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return is.key, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithIssuer("xce"),
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(is.now))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("token: %w", err)
+	}
+	return c.ExpiresAt.Time, nil
+}
+
+// CSRF returns the anti-forgery token that goes with a session token (a
+// token kept in a browser's cookie, docs/dashboard.md): 64 hex digits,
+// an HMAC-SHA256 under the signing key of a label and the token, so it
+// needs no state and cannot be made without the key. A page of the
+// server reads it and sends it back in a header with each change it
+// asks for; another site can neither read it nor compute it.
+func (is *Issuer) CSRF(token string) string {
+	m := hmac.New(sha256.New, is.key)
+	m.Write([]byte("xce csrf\x00"))
+	m.Write([]byte(token))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// CheckCSRF reports whether csrf is the anti-forgery token of token
+// (CSRF), compared in constant time.
+func (is *Issuer) CheckCSRF(token, csrf string) bool {
+	return hmac.Equal([]byte(is.CSRF(token)), []byte(csrf))
 }

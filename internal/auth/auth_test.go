@@ -88,3 +88,59 @@ func TestLoadKeyRefuses(t *testing.T) {
 		t.Errorf("a file that is not a key: %v", err)
 	}
 }
+
+// TestCSRF: the anti-forgery token of a session token checks with the
+// same key and token only: another token, another key, a truncated or
+// empty value fail.
+func TestCSRF(t *testing.T) {
+	is, err := LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := is.CSRF("tok-a")
+	if len(c) != 64 {
+		t.Errorf("CSRF %q: want 64 hex digits", c)
+	}
+	for _, tc := range []struct {
+		is          *Issuer
+		token, csrf string
+		want        bool
+	}{
+		{is, "tok-a", c, true},
+		{is, "tok-b", c, false},
+		{other, "tok-a", c, false},
+		{is, "tok-a", c[:63], false},
+		{is, "tok-a", "", false},
+	} {
+		if got := tc.is.CheckCSRF(tc.token, tc.csrf); got != tc.want {
+			t.Errorf("CheckCSRF(%q, %q): %v, want %v", tc.token, tc.csrf, got, tc.want)
+		}
+	}
+}
+
+// TestExpiry: a token's expiry is its issue time plus its lifetime, to
+// the second; a forged token has none.
+func TestExpiry(t *testing.T) {
+	is, err := LoadKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0)
+	is.now = func() time.Time { return at }
+	tok, err := is.Issue(Identity{User: "alice", UID: 1, GID: 1}, 90*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := is.Expiry(tok)
+	if err != nil || !exp.Equal(time.Unix(1_800_005_400, 0)) {
+		t.Errorf("Expiry %v, %v; want 1800005400", exp, err)
+	}
+	other, _ := LoadKey(t.TempDir())
+	if _, err := other.Expiry(tok); err == nil {
+		t.Error("another key's issuer read the token's expiry")
+	}
+}

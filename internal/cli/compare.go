@@ -60,7 +60,7 @@ func runCompare(cmd *cobra.Command, f *simFlags, policies []string, setup sim.Se
 				return err
 			}
 		}
-		run, err := simulate(cmd, f, setup, w, read, fmt.Sprintf("simulating %s (%d/%d)", p, i+1, len(policies)))
+		run, err := simulate(cmd, f, setup, w, read, fmt.Sprintf("simulating %s (%d/%d)", p, i+1, len(policies)), false)
 		if err != nil {
 			return fmt.Errorf("policy %s: %w", p, err)
 		}

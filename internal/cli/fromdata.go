@@ -157,7 +157,7 @@ func replayEvents(ctx context.Context, f *simFlags, st *state.State, base *clust
 		return fromDataResult{}, err
 	}
 	res := fromDataResult{Workload: "the job history of " + f.fromData, Policy: policyOf(f.policy, h.Prepared.Cluster), Cycles: "events",
-		Hosts: len(h.Prepared.Cluster.Hosts), TotalSlots: h.Prepared.TotalSlots, NeverRan: h.NeverRan, Unfinished: h.Unfinished,
+		Hosts: h.Prepared.Cluster.NumHosts(), TotalSlots: h.Prepared.TotalSlots, NeverRan: h.NeverRan, Unfinished: h.Unfinished,
 		Recorded: h.Recorded, Simulated: sum}
 	if f.out != "" {
 		if err := writeSimOut(f.out, s, h.Workload, rec, res, plotCaption(res.Workload, res.Policy, res.Hosts, res.TotalSlots)); err != nil {

@@ -57,7 +57,7 @@ func newServeCmd() *cobra.Command {
 	var config, data, listen, cert, key string
 	var dev bool
 	cmd := &cobra.Command{
-		Use:   "serve (--dev | --config FILE --data DIR [--listen ADDR] [--tls-cert FILE --tls-key FILE])",
+		Use:   "serve (--dev | --config FILE --data DIR) [--listen ADDR] [--tls-cert FILE --tls-key FILE]",
 		Short: "Run the live scheduler's server",
 		Long: `Run the live scheduler: the event log in the data directory, the API on the
 data directory's Unix socket (xce.sock). With --dev, a one-host cluster of
@@ -67,7 +67,11 @@ goes to a fixed temporary directory, where 'xce submit' and the other
 commands find it without any setting, unless --data says otherwise.
 With --config, the hosts' agents ('xce agent') connect on --listen
 (default ` + api.DefaultListen + `) with the token the server writes to
-DIR/agent.token at its first start.
+DIR/agent.token at its first start. The same listener serves users with
+a token ('xce token create'), the web dashboard at / and the Prometheus
+metrics at /metrics (docs/dashboard.md, docs/metrics-live.md). A dev
+server listens for users and browsers on a free loopback port unless
+--listen says where ("" for none), and prints a link that logs you in.
 SIGINT or SIGTERM stops it cleanly (a dev server's jobs are killed; a
 configured cluster's jobs go on under their agents).
 docs/daemon.md describes the configuration and what is not built yet.`,
@@ -80,10 +84,10 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			switch {
 			case dev && config != "":
 				return badInput(errors.New("--dev runs this machine as the cluster: give --dev or --config, not both"))
-			case dev && (cmd.Flags().Changed("listen") || cert != "" || key != ""):
-				return badInput(errors.New("--dev runs its agent inside the server: --listen, --tls-cert and --tls-key are for a configured cluster"))
 			case dev:
-				listen = ""
+				if !cmd.Flags().Changed("listen") {
+					listen = "127.0.0.1:0" // a free port: several dev servers may run
+				}
 				c, s, text, err = daemon.DevCluster()
 				if data == "" {
 					data = filepath.Dir(client.DevSocket(os.Getuid()))
@@ -105,11 +109,22 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, Version: Version, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key,
 				Logf: logTo(errOut),
 				Ready: func(socket, addr string) {
-					if addr != "" {
+					switch {
+					case addr != "" && dev:
+						fmt.Fprintf(errOut, "xce: serving on %s, users and the dashboard on %s\n", socket, addr)
+					case addr != "":
 						fmt.Fprintf(errOut, "xce: serving on %s, agents on %s\n", socket, addr)
-						return
+						scheme := "http"
+						if cert != "" {
+							scheme = "https"
+						}
+						fmt.Fprintf(errOut, "xce: dashboard at %s://%s/ (log in with a token: xce token create --user NAME)\n", scheme, addr)
+					default:
+						fmt.Fprintf(errOut, "xce: serving on %s\n", socket)
 					}
-					fmt.Fprintf(errOut, "xce: serving on %s\n", socket)
+				},
+				Login: func(dash, link string) {
+					fmt.Fprintf(errOut, "xce: dashboard at %s; this link logs you in for a day: %s\n", dash, link)
 				}})
 		},
 	}
@@ -118,7 +133,7 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 	fl.StringVar(&config, "config", "", "the cluster configuration (docs/daemon.md), or a slurm.conf (docs/slurm.md)")
 	fl.StringVar(&config, "cluster", "", "the same as --config")
 	fl.StringVar(&data, "data", "", "the data directory: event log, socket, agent token")
-	fl.StringVar(&listen, "listen", api.DefaultListen, "the TCP address for agents (not with --dev); not loopback: needs --tls-cert and --tls-key")
+	fl.StringVar(&listen, "listen", api.DefaultListen, "the TCP address for agents, users with tokens and the dashboard (--dev: a free loopback port; \"\" for none); not loopback: needs --tls-cert and --tls-key")
 	fl.StringVar(&cert, "tls-cert", "", "the TCP listener's TLS certificate chain (PEM)")
 	fl.StringVar(&key, "tls-key", "", "the TCP listener's TLS private key (PEM)")
 	return cmd

@@ -286,6 +286,7 @@ func TestReconfig(t *testing.T) {
 	var addr string
 	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(10 * time.Millisecond) {
 		if _, a, ok := strings.Cut(serveErr.String(), "agents on "); ok {
+			a, _, _ = strings.Cut(a, "\n") // the line that says where the dashboard is follows
 			addr = strings.TrimSpace(a)
 		}
 		if time.Now().After(deadline) {

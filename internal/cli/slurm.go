@@ -200,17 +200,31 @@ func loadSlurmWorkload(path string, base *cluster.Cluster, errOut io.Writer) (w 
 	return w, true, err
 }
 
+// nodeList is where a job ran: its hosts as a Slurm host list, and how
+// many (a host class counts the members the job holds; its entry's name,
+// "n0001..n0100", stands for them: docs/host-classes.md).
+type nodeList struct {
+	list  string
+	count int
+}
+
 // recordNodes returns an Observe that records, for each job started, its
-// hosts as a Slurm host list (a replay keeps no hosts of finished jobs).
-func recordNodes(c *cluster.Cluster, nodes map[cluster.JobID]string) sim.Observe {
+// hosts (a replay keeps no hosts of finished jobs).
+func recordNodes(c *cluster.Cluster, nodes map[cluster.JobID]nodeList) sim.Observe {
 	return func(e *sim.Event) {
 		for _, j := range e.Considered {
 			if j.State == framework.Running && j.Start == e.Now && j.Alloc != nil {
 				names := make([]string, len(j.Alloc.Hosts))
+				n := 0
 				for i, h := range j.Alloc.Hosts {
 					names[i] = c.Hosts[h.Host].Name
+					if c.IsClass(h.Host) {
+						n += h.Slots // a member a slot
+					} else {
+						n++
+					}
 				}
-				nodes[j.Spec.ID] = slurm.CompressHostlist(names)
+				nodes[j.Spec.ID] = nodeList{slurm.CompressHostlist(names), n}
 			}
 		}
 	}
@@ -221,7 +235,7 @@ func recordNodes(c *cluster.Cluster, nodes map[cluster.JobID]string) sim.Observe
 // are the workload's (its UnixStartTime, else 1970-01-01, plus the
 // simulated seconds). A job that never started is PENDING; one that ran
 // past its time limit TIMEOUT; the others COMPLETED. Notes go to errOut.
-func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cluster.JobID]string, errOut io.Writer) error {
+func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cluster.JobID]nodeList, errOut io.Writer) error {
 	t0 := max(w.Header.UnixStartTime, 0)
 	byID := make(map[cluster.JobID]*framework.Job, len(s.Jobs))
 	for _, j := range s.Jobs {
@@ -257,13 +271,8 @@ func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cl
 		}
 		if sj.Start >= 0 && j.Alloc != nil {
 			sj.CPUs = j.Alloc.Slots()
-			sj.NodeList = nodes[j.Spec.ID]
-			sj.Nodes = len(j.Alloc.Hosts)
-			if sj.NodeList != "" {
-				if names, err := slurm.Hostlist(sj.NodeList); err == nil {
-					sj.Nodes = len(names)
-				}
-			}
+			nl := nodes[j.Spec.ID]
+			sj.NodeList, sj.Nodes = nl.list, nl.count
 		}
 		out = append(out, sj)
 	}

@@ -24,8 +24,10 @@ import (
 	"github.com/xce-sched/xce/internal/agent"
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/auth"
+	"github.com/xce-sched/xce/internal/dashboard"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/metrics"
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/internal/store"
@@ -54,10 +56,12 @@ type Options struct {
 	// configuration (a dev server's one host is this machine), and lets
 	// root's jobs run.
 	Dev bool
-	// Listen is the TCP address where remote agents connect (not for a
-	// dev server; "" for none: then no job runs). An address that is not
-	// loopback needs TLSCert and TLSKey (PEM files). The agent token is
-	// DataDir/agent.token, made at the first start.
+	// Listen is the TCP address where remote agents connect, users with
+	// tokens and the dashboard's browsers ("" for none: then a
+	// configured cluster runs no job). A dev server listens there for
+	// users and browsers only (its agent is inside). An address that is
+	// not loopback needs TLSCert and TLSKey (PEM files). The agent token
+	// is DataDir/agent.token, made at the first start.
 	Listen          string
 	TLSCert, TLSKey string
 	// Logf, when set, logs the remote agents' registrations and losses.
@@ -65,6 +69,10 @@ type Options struct {
 	// Ready, when set, is called once the socket (and the TCP listener,
 	// at addr, "" without one) accept requests.
 	Ready func(socket, addr string)
+	// Login, when set, is called for a dev server with a TCP listener,
+	// after Ready, with the address of its dashboard and a link that logs
+	// the server's own user in (a token for a day after "#token=").
+	Login func(dashboard, link string)
 }
 
 // Serve runs a server until ctx ends (then it returns nil, after killing
@@ -73,11 +81,35 @@ func Serve(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
 		return err
 	}
-	log, err := store.Open(filepath.Join(o.DataDir, "events.db"), store.Options{})
+	tokens, err := auth.LoadKey(o.DataDir)
+	if err != nil {
+		return err
+	}
+	// The loop is made below; the metrics read it only once requests come.
+	var loop *server.Loop
+	view := func(fn func(k *live.Core)) { loop.View(fn) }
+	var hub *agent.Hub
+	var logStats func() store.Stats
+	var dash *dashboard.Handler
+	m := metrics.New(metrics.Source{View: view, Store: func() store.Stats { return logStats() },
+		Streams: func() (int, uint64) {
+			if dash == nil {
+				return 0, 0
+			}
+			return dash.Streams()
+		},
+		Heartbeats: func() map[string]time.Time {
+			if hub == nil {
+				return nil
+			}
+			return hub.Heartbeats()
+		}})
+	log, err := store.Open(filepath.Join(o.DataDir, "events.db"), store.Options{OnCommit: m.Commit})
 	if err != nil {
 		return err
 	}
 	defer log.Close()
+	logStats = log.Stats
 	st, err := server.Recover(log)
 	if err != nil {
 		return err
@@ -93,12 +125,10 @@ func Serve(ctx context.Context, o Options) error {
 	defer stopLoop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var loop *server.Loop
 	report := func(ctx context.Context, mk func(*state.State, int64) ([]event.Event, error)) ([]event.Event, error) {
 		return loop.Do(ctx, mk)
 	}
 	var local *agent.Local
-	var hub *agent.Hub
 	var tcp net.Listener
 	var tcpHandler http.Handler
 	var agentToken string
@@ -118,15 +148,33 @@ func Serve(ctx context.Context, o Options) error {
 		}
 		defer tcp.Close()
 		dispatch = hub
-		tcpHandler = http.NotFoundHandler() // replaced once the API is made
+	}
+	if o.Dev && o.Listen != "" {
+		// Users and browsers only: the agent is inside.
+		if tcp, err = api.ListenTCP(o.Listen, o.TLSCert, o.TLSKey); err != nil {
+			return err
+		}
+		defer tcp.Close()
 	}
 	loop = server.NewLoop(core, log, dispatch, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
 	loop.SnapshotEvery = SnapshotEvery
+	handler := api.NewHandler(loop, log, o.Server.Admins)
+	handler.Private = o.Server.PrivateJobs
+	handler.Tokens = tokens
+	if o.ConfigPath != "" {
+		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+	}
+	dash = dashboard.New(dashboard.Options{View: view, Log: log, API: handler, Tokens: tokens, Logf: o.Logf})
+	w := newWeb(handler, m, dash)
+	loop.Observer = server.Observers{m, w.dash}
 	if err := recordStart(ctx, loop, o.ConfigText, o.Version); err != nil {
 		return err
 	}
 	loopDone := make(chan error, 1)
 	go func() { loopDone <- loop.Run(loopCtx) }()
+	dashDone := make(chan struct{})
+	go func() { w.dash.Run(ctx); close(dashDone) }()
+	defer func() { cancel(); <-dashDone }() // before the log closes
 
 	var runErr0 error
 	socket := filepath.Join(o.DataDir, "xce.sock")
@@ -136,18 +184,8 @@ func Serve(ctx context.Context, o Options) error {
 		<-loopDone
 		return err
 	}
-	handler := api.NewHandler(loop, log, o.Server.Admins)
-	handler.Private = o.Server.PrivateJobs
-	if o.ConfigPath != "" {
-		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
-	}
-	if handler.Tokens, err = auth.LoadKey(o.DataDir); err != nil {
-		stopLoop()
-		<-loopDone
-		return err
-	}
-	if tcpHandler != nil {
-		tcpHandler = api.NewTCPHandler(hub, agentToken, handler, handler.Tokens)
+	if tcp != nil {
+		tcpHandler = w.tcp(hub, agentToken, tokens)
 	}
 	var tcpSrv *http.Server
 	tcpDone := make(chan error, 1)
@@ -156,13 +194,15 @@ func Serve(ctx context.Context, o Options) error {
 		close(monitorDone)
 	} else {
 		go func() { hub.Monitor(ctx); close(monitorDone) }()
+	}
+	if tcp != nil {
 		// An agent's poll ends with ctx (BaseContext), so Shutdown need
 		// not wait for it.
 		tcpSrv = &http.Server{Handler: tcpHandler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return ctx }}
 		go func() { tcpDone <- tcpSrv.Serve(tcp) }()
 	}
-	srv := &http.Server{Handler: handler, ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: w.socket(), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(l) }()
 	if local != nil {
@@ -177,6 +217,11 @@ func Serve(ctx context.Context, o Options) error {
 			addr = tcp.Addr().String()
 		}
 		o.Ready(socket, addr)
+		if o.Login != nil && o.Dev && tcp != nil {
+			if dash, link, err := loginLink(tokens, addr, o.TLSCert != ""); err == nil {
+				o.Login(dash, link)
+			}
+		}
 	}
 	runErr := runErr0
 	select {

@@ -47,6 +47,39 @@ type Dispatch interface {
 	Resume(job event.JobID, attempt int, host string)
 }
 
+// Observer is told what the loop did, for metrics and live views (the
+// dashboard's Server-Sent Events). Its methods are called by the loop's
+// goroutine after the loop's lock is released, in the order things
+// happened; they must return quickly and never block (hand the work to
+// another goroutine through a bounded buffer, dropping when it is full),
+// and must not call the loop.
+type Observer interface {
+	// Applied: events were appended durably and applied to the state, in
+	// order (a batch of requests, or one cycle's decisions).
+	Applied(events []event.Event)
+	// Cycled: a scheduling cycle ran; d is how long the scheduler took
+	// to decide (Core.Cycle, without the append), started how many jobs
+	// it started (0 also when it decided nothing new).
+	Cycled(d time.Duration, started int)
+}
+
+// Observers is an Observer that tells each of its members in turn.
+type Observers []Observer
+
+// Applied implements Observer.
+func (obs Observers) Applied(events []event.Event) {
+	for _, o := range obs {
+		o.Applied(events)
+	}
+}
+
+// Cycled implements Observer.
+func (obs Observers) Cycled(d time.Duration, started int) {
+	for _, o := range obs {
+		o.Cycled(d, started)
+	}
+}
+
 // ErrStopped is returned to requests the loop did not take because it
 // stopped (shut down, or its log failed).
 var ErrStopped = errors.New("the server is stopping")
@@ -58,6 +91,10 @@ type Loop struct {
 	dispatch Dispatch
 	interval time.Duration // the least time between cycles
 	now      func() int64  // Unix nanoseconds
+
+	// Observer, when set before Run (and Before), is told of every
+	// durable batch and every cycle.
+	Observer Observer
 
 	// SnapshotEvery: once this many events were folded since the last
 	// snapshot, the loop saves one (when the log is a Snapshotter; 0:
@@ -141,9 +178,11 @@ func (l *Loop) DoEach(ctx context.Context, makes []func(st *state.State, now int
 // requests and cycles may come first. It must not be called once Run was.
 func (l *Loop) Before(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error) {
 	r := &request{make: make, reply: make1()}
-	if _, err := l.serve(ctx, []*request{r}); err != nil {
+	applied, err := l.serve(ctx, []*request{r})
+	if err != nil {
 		return nil, err
 	}
+	l.applied(applied)
 	rep := <-r.reply
 	return rep.events, rep.err
 }
@@ -212,11 +251,12 @@ func (l *Loop) Run(ctx context.Context) error {
 				}
 				break
 			}
-			changed, err := l.serve(ctx, batch)
+			applied, err := l.serve(ctx, batch)
 			if err != nil {
 				return err
 			}
-			dirty = dirty || changed
+			l.applied(applied)
+			dirty = dirty || len(applied) > 0
 		case <-timer.C:
 		}
 		now := l.now()
@@ -243,10 +283,18 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
+// applied tells the observer, if any, of events made durable.
+func (l *Loop) applied(events []event.Event) {
+	if l.Observer != nil && len(events) > 0 {
+		l.Observer.Applied(events)
+	}
+}
+
 // serve builds, checks and applies the events of a batch of requests in
-// order, appends them in one call, then answers. A request whose events
-// are refused is answered with the error and takes no part.
-func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err error) {
+// order, appends them in one call, then answers; it returns the events
+// applied. A request whose events are refused is answered with the error
+// and takes no part.
+func (l *Loop) serve(ctx context.Context, batch []*request) (applied []event.Event, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := l.core
@@ -271,7 +319,7 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err e
 				}
 				// Precheck passed all of them: this is a bug, and what
 				// was applied cannot be taken back.
-				return false, fmt.Errorf("request partly applied: %w", err)
+				return nil, fmt.Errorf("request partly applied: %w", err)
 			}
 		}
 		if replies[i].err == nil {
@@ -285,17 +333,17 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err e
 			for _, r := range batch {
 				r.reply <- reply{err: ErrStopped}
 			}
-			return false, fmt.Errorf("append to the event log: %w", err)
+			return nil, fmt.Errorf("append to the event log: %w", err)
 		}
 		if len(idx) != len(all) || idx[0] != all[0].Index {
-			return false, fmt.Errorf("the event log gave indexes %v, the state expected %d on", idx, all[0].Index)
+			return nil, fmt.Errorf("the event log gave indexes %v, the state expected %d on", idx, all[0].Index)
 		}
 	}
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}
 	if err := l.snapshot(); err != nil {
-		return false, err
+		return nil, err
 	}
 	for _, e := range all {
 		if e.Type == event.JobKilled {
@@ -304,7 +352,7 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (changed bool, err e
 			}
 		}
 	}
-	return len(all) > 0, nil
+	return all, nil
 }
 
 // cycle runs a scheduling cycle, makes its decisions durable, then tells
@@ -314,7 +362,9 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 	k := l.core
 	// A cycle is not cut short: its decisions are all appended, or none
 	// (the loop stops between cycles).
+	began := time.Now()
 	e, record, err := k.Cycle(context.WithoutCancel(ctx), now)
+	took := time.Since(began)
 	if err == nil && record {
 		var idx []uint64
 		e.Index = k.State.Index + 1
@@ -333,9 +383,17 @@ func (l *Loop) cycle(ctx context.Context, now int64) error {
 	if err != nil {
 		return fmt.Errorf("cycle: %w", err)
 	}
+	if l.Observer != nil {
+		started := 0
+		if record {
+			started = len(e.Cycle.Started)
+		}
+		l.Observer.Cycled(took, started)
+	}
 	if !record {
 		return nil
 	}
+	l.applied([]event.Event{e})
 	// Resumed first, then placed (they took back their room first), then
 	// preempted, as the cycle decided them.
 	for _, id := range e.Cycle.Resumed {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +35,12 @@ type rig struct {
 
 func newRig(t *testing.T, config string) *rig {
 	t.Helper()
+	return newObservedRig(t, config, nil)
+}
+
+// newObservedRig is newRig whose loop tells obs (nil: none).
+func newObservedRig(t *testing.T, config string, obs Observer) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	log, err := store.Open(filepath.Join(dir, "events.db"), store.Options{})
 	if err != nil {
@@ -58,6 +66,9 @@ func newRig(t *testing.T, config string) *rig {
 	r.agent = agent.NewLocal(ctx, report, filepath.Join(dir, "work"), 2*time.Second, true)
 	r.loop = NewLoop(core, log, r.agent, 5*time.Millisecond, func() int64 { return time.Now().UnixNano() })
 	r.loop.SnapshotEvery = 5 // several snapshots in a short test
+	if obs != nil {
+		r.loop.Observer = obs
+	}
 	go func() { r.done <- r.loop.Run(ctx) }()
 	return r
 }
@@ -244,5 +255,89 @@ func TestDoEach(t *testing.T) {
 		if !errors.Is(err, ErrStopped) {
 			t.Errorf("after the stop, request %d: %v, want ErrStopped", i, err)
 		}
+	}
+}
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]event.Event
+	cycles  int
+	started int
+	locked  bool // a call came while the loop's lock was held
+	loop    *Loop
+}
+
+func (o *recorder) Applied(events []event.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.batches = append(o.batches, events)
+	o.checkUnlocked()
+}
+
+func (o *recorder) Cycled(_ time.Duration, started int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cycles++
+	o.started += started
+	o.checkUnlocked()
+}
+
+// checkUnlocked notes whether the loop's lock is held for writing (a
+// reader could not take it). o.mu is held.
+func (o *recorder) checkUnlocked() {
+	if o.loop != nil && !o.loop.mu.TryRLock() {
+		o.locked = true
+		return
+	}
+	if o.loop != nil {
+		o.loop.mu.RUnlock()
+	}
+}
+
+// TestObserver: the observer is told of every durable event exactly
+// once, in the log's order, and of every cycle, outside the loop's lock:
+// two jobs of one slot on a 4-slot host start in cycles whose started
+// counts add up to 2.
+func TestObserver(t *testing.T) {
+	o := &recorder{}
+	r := newObservedRig(t, "hosts: [{name: h1, slots: 4}]\nqueues: [{name: normal}]\n", o)
+	o.mu.Lock()
+	o.loop = r.loop
+	o.mu.Unlock()
+	if err := r.agent.Register("h1"); err != nil {
+		t.Fatal(err)
+	}
+	j1 := r.submit(1, "true")
+	j2 := r.submit(1, "true")
+	r.await("both jobs end", func(st *state.State) bool {
+		return st.Job(j1).State == state.Done && st.Job(j2).State == state.Done
+	})
+	r.stop()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.locked {
+		t.Error("the observer was called while the loop's lock was held")
+	}
+	if o.started != 2 || o.cycles < 1 {
+		t.Errorf("cycles %d, jobs started %d; want 1 or more, and 2", o.cycles, o.started)
+	}
+	var seen []uint64
+	for _, b := range o.batches {
+		for _, e := range b {
+			seen = append(seen, e.Index)
+		}
+	}
+	log, err := store.Open(filepath.Join(r.dir, "events.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	var want []uint64
+	if err := log.Read(1, func(e event.Event) error { want = append(want, e.Index); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the observer saw events %v; the log holds %v", seen, want)
 	}
 }

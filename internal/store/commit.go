@@ -184,6 +184,7 @@ func (s *Store) commit(batch []*request) {
 	if len(ok) == 0 {
 		return
 	}
+	began := time.Now()
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucketLog))
 		b.FillPercent = 1 // keys only ever grow: fill pages before splitting
@@ -208,6 +209,10 @@ func (s *Store) commit(batch []*request) {
 	}
 	s.last.Store(next - 1)
 	s.commits.Add(1)
+	s.syncs.Add(SyncsPerCommit)
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(int(next-ok[0].first), time.Since(began))
+	}
 	if n := uint64(len(ok)); n > s.maxCalls.Load() {
 		s.maxCalls.Store(n) // only the committer writes it
 	}

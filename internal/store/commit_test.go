@@ -125,7 +125,7 @@ func TestGroupCommit(t *testing.T) {
 	if want := []uint64{2, 3, 4, 5, 6, 7, 8}; !reflect.DeepEqual(later, want) {
 		t.Errorf("later calls got %v, want %v", later, want)
 	}
-	if got, want := s.Stats(), (Stats{Commits: 2, Appends: 8, Events: 8, MaxCalls: 7}); got != want {
+	if got, want := s.Stats(), (Stats{Commits: 2, Appends: 8, Events: 8, MaxCalls: 7, Syncs: 4}); got != want {
 		t.Errorf("Stats %+v, want %+v", got, want)
 	}
 }
@@ -274,7 +274,7 @@ func TestMaxBatchEvents(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("indexes %v, want %v", got, want)
 	}
-	if st, want := s.Stats(), (Stats{Commits: 5, Appends: 7, Events: 12, MaxCalls: 3}); st != want {
+	if st, want := s.Stats(), (Stats{Commits: 5, Appends: 7, Events: 12, MaxCalls: 3, Syncs: 10}); st != want {
 		t.Errorf("Stats %+v, want %+v", st, want)
 	}
 }
@@ -439,5 +439,52 @@ func TestCloseFinishesQueued(t *testing.T) {
 	defer s.Close()
 	if s.Last() != 4 {
 		t.Errorf("after reopening Last is %d, want 4", s.Last())
+	}
+}
+
+// TestOnCommit: the hook hears of each committed transaction with its
+// events (1, then the 7 queued while the first committed), and the
+// syncs count SyncsPerCommit for each commit and for a snapshot saved.
+func TestOnCommit(t *testing.T) {
+	sc := newScript(0, 1)
+	var mu sync.Mutex
+	var sizes []int
+	hook := func(events int, took time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if took <= 0 {
+			t.Errorf("commit of %d events took %v", events, took)
+		}
+		sizes = append(sizes, events)
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "log.db"), Options{beforeCommit: sc.hook, OnCommit: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := make(chan appended, 8)
+	goAppend(s, ctx, "first", out, submit(1))
+	receive(t, sc.entered, "the first commit")
+	for j := int64(2); j <= 8; j++ {
+		goAppend(s, ctx, "later", out, submit(j))
+	}
+	waitFor(t, "7 queued calls", func() bool { return s.queued() == 7 })
+	close(sc.blocks[1])
+	for range 8 {
+		if a := receive(t, out, "an append"); a.err != nil {
+			t.Fatal(a.err)
+		}
+	}
+	if err := s.SaveSnapshot(8, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(sizes, []int{1, 7}) {
+		t.Errorf("OnCommit heard of commits of %v events, want [1 7]", sizes)
+	}
+	if got := s.Stats().Syncs; got != 6 {
+		t.Errorf("Syncs %d, want 6: 2 commits and a snapshot, 2 each", got)
 	}
 }

@@ -285,5 +285,6 @@ func (s *Store) write(what string, fn func(*bolt.Tx) (refused, err error)) error
 		}
 		return s.fail(fmt.Errorf("%s: %w", what, err))
 	}
+	s.syncs.Add(SyncsPerCommit)
 	return nil
 }

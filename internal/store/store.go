@@ -87,6 +87,11 @@ type Options struct {
 	// Zero (the default) commits at once: appends that arrive during a
 	// commit's fsync form the next batch (docs/store.md has the numbers).
 	CommitWindow time.Duration
+	// OnCommit, when set, is called by the committer after each write
+	// transaction of appends that committed: how many events it held and
+	// how long the transaction took, writes and syncs included (the
+	// commit latency; metrics). It must return quickly.
+	OnCommit func(events int, took time.Duration)
 
 	// beforeCommit, when set (tests only), is called inside each write
 	// transaction of the committer, after the puts, with the number of
@@ -117,7 +122,16 @@ type Stats struct {
 	Events  uint64
 	// MaxCalls is the largest number of Append calls one commit held.
 	MaxCalls uint64
+	// Syncs counts the fdatasync calls of the write transactions that
+	// committed, appends and snapshots alike: SyncsPerCommit each (bbolt
+	// syncs the data pages, then the meta page). Counted, not traced:
+	// the few syncs bbolt makes when it grows the file are not in it.
+	Syncs uint64
 }
+
+// SyncsPerCommit is how many times bbolt calls fdatasync to commit one
+// write transaction: once for the data pages, once for the meta page.
+const SyncsPerCommit = 2
 
 // Store is an open event log. Its methods are safe for concurrent use.
 type Store struct {
@@ -137,7 +151,7 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	commits, appends, events, maxCalls atomic.Uint64
+	commits, appends, events, maxCalls, syncs atomic.Uint64
 }
 
 // Open opens the store at path, creating it (mode 0600: the log holds
@@ -277,7 +291,7 @@ func (s *Store) Last() uint64 { return s.last.Load() }
 
 // Stats returns the committer's counters since Open.
 func (s *Store) Stats() Stats {
-	return Stats{Commits: s.commits.Load(), Appends: s.appends.Load(), Events: s.events.Load(), MaxCalls: s.maxCalls.Load()}
+	return Stats{Commits: s.commits.Load(), Appends: s.appends.Load(), Events: s.events.Load(), MaxCalls: s.maxCalls.Load(), Syncs: s.syncs.Load()}
 }
 
 // Err returns the write error that made the store refuse writes, wrapped

@@ -18,6 +18,7 @@ type Plugin struct{}
 var (
 	_ framework.Policy         = Plugin{}
 	_ framework.SkipsUnchanged = Plugin{}
+	_ framework.SkipsTooLarge  = Plugin{}
 )
 
 // SkipsUnchanged implements framework.SkipsUnchanged: a job whose decision stands is skipped, the head re-recording its reservation.
@@ -73,3 +74,6 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	}
 	return nil
 }
+
+// FirstBlocked implements framework.SkipsTooLarge: true (the first job that cannot start gets the reservation).
+func (Plugin) FirstBlocked() bool { return true }

@@ -14,6 +14,7 @@ type Plugin struct{}
 var (
 	_ framework.Policy         = Plugin{}
 	_ framework.SkipsUnchanged = Plugin{}
+	_ framework.SkipsTooLarge  = Plugin{}
 )
 
 // SkipsUnchanged implements framework.SkipsUnchanged: a job whose decision stands is skipped.
@@ -35,3 +36,6 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	}
 	return nil
 }
+
+// FirstBlocked implements framework.SkipsTooLarge: false (no job holds others back).
+func (Plugin) FirstBlocked() bool { return false }

@@ -79,7 +79,7 @@ func New(c *cluster.Cluster, q cluster.QueueID) *Plugin {
 		accounts, qos = c.Slurm.Accounts, c.Slurm.QOS
 	}
 	for _, h := range c.Hosts {
-		p.nodes++
+		p.nodes += float64(h.NumHosts()) // a host class's members (docs/host-classes.md)
 		p.cpus += float64(h.Slots)
 	}
 	// Partition factor: PriorityJobFactor over the largest of any queue

@@ -20,7 +20,7 @@ const Name = "parjob"
 // one Plugin serves one runner at a time.
 type Plugin struct {
 	it   iterator
-	caps []int // capacities scratch
+	caps []capRun // capacities scratch
 	// indexFrom is the cluster size from which no-span sizing reads the
 	// state's free-slot levels instead of scanning every host.
 	indexFrom int
@@ -206,10 +206,14 @@ func (it *iterator) build() bool {
 func (it *iterator) termBuckets(ti, n int, pin []float64) bool {
 	term := &it.req().Terms[ti]
 	add := func(slots, count int) {
-		it.plan.Buckets = slices.Grow(it.plan.Buckets, count)
-		for range count {
-			it.plan.Buckets = append(it.plan.Buckets, framework.Bucket{Slots: slots, Term: ti})
+		if count <= 0 {
+			return
 		}
+		if k := len(it.plan.Buckets) - 1; k >= 0 && it.plan.Buckets[k].Slots == slots && it.plan.Buckets[k].Term == ti {
+			it.plan.Buckets[k].Count = it.plan.Buckets[k].Hosts() + count
+			return
+		}
+		it.plan.Buckets = append(it.plan.Buckets, framework.Bucket{Slots: slots, Term: ti, Count: count})
 	}
 	switch term.Span.Kind {
 	case resreq.SpanHostsOne:
@@ -255,23 +259,25 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 		if v.Usable(h, q, term) != framework.None || !pinned(v, h, term, pin) {
 			return
 		}
-		if c := v.TaskCapacity(it.job, alt, term, h); c > 0 {
-			if perJob && jobRoom(v, h, term) && (first < 0 || len(term.Order) == 0 && c > caps[first]) {
+		if each, hosts := v.MemberCapacity(h, v.TaskCapacity(it.job, alt, term, h)); each > 0 {
+			if perJob && jobRoom(v, h, term) && (first < 0 || len(term.Order) == 0 && each > caps[first].each) {
 				first = len(caps)
 			}
-			caps = append(caps, c)
-			total += c
+			caps = append(caps, capRun{each, hosts})
+			total += each * hosts
 		}
 	}
 	switch hosts := v.Cluster.Queues[q].Hosts; {
-	case hosts == nil && len(term.Order) == 0 && pin == nil && !perJob && len(v.Cluster.Hosts) >= it.p.indexFrom:
+	case hosts == nil && len(term.Order) == 0 && pin == nil && !perJob && len(v.Cluster.Hosts) >= it.p.indexFrom && !v.Cluster.HasClasses():
 		caps, total = it.largestCaps(caps, term, n)
 	case hosts == nil && len(term.Order) == 0 && pin == nil && term.Plain() && len(v.Bounders) == 0:
 		// A small cluster, and no select, rusage, order, same or bounding
 		// preparer: a host's capacity is its free slots if it is open.
 		for h := range v.Cluster.Hosts {
-			if c := v.State.FreeSlots(cluster.HostID(h)); c > 0 && v.Cluster.Hosts[h].Status == cluster.HostOK {
-				caps = append(caps, c)
+			id := cluster.HostID(h)
+			if c := v.State.FreeSlots(id); c > 0 && v.Cluster.Hosts[h].Status == cluster.HostOK {
+				each, hosts := v.MemberCapacity(id, c)
+				caps = append(caps, capRun{each, hosts})
 				total += c
 			}
 		}
@@ -299,10 +305,15 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 			total = 0
 		} else {
 			// Keep order[] among the others: the hosts before it move
-			// one place down.
+			// one place down. Of a host class, one member comes first.
 			c := caps[first]
-			copy(caps[1:first+1], caps[:first])
-			caps[0] = c
+			if c.hosts > 1 {
+				caps[first].hosts--
+				caps = slices.Insert(caps, 0, capRun{c.each, 1})
+			} else {
+				copy(caps[1:first+1], caps[:first])
+				caps[0] = c
+			}
 		}
 	}
 	// What the preparers let the job place in all (a user's slot limit)
@@ -320,24 +331,33 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 	if total < n {
 		return false
 	}
+	byEach := func(a, b capRun) int { return b.each - a.each }
 	switch {
 	case len(term.Order) > 0:
 	case perJob:
-		slices.SortStableFunc(caps[1:], func(a, b int) int { return b - a })
+		slices.SortStableFunc(caps[1:], byEach)
 	default:
-		slices.SortStableFunc(caps, func(a, b int) int { return b - a })
+		slices.SortStableFunc(caps, byEach)
 	}
 	it.plan.Buckets = slices.Grow(it.plan.Buckets, min(len(caps), n))
 	for _, c := range caps {
 		if n == 0 {
 			break
 		}
-		take := min(c, n)
-		add(take, 1)
-		n -= take
+		// Each host takes all it can, the last the remainder.
+		full := min(c.hosts, n/c.each)
+		add(c.each, full)
+		if n -= c.each * full; n > 0 && full < c.hosts {
+			add(n, 1)
+			n = 0
+		}
 	}
 	return true
 }
+
+// capRun is the capacity of hosts hosts that take each tasks each (a
+// host class's members, or one host).
+type capRun struct{ each, hosts int }
 
 // roomFor reports whether some usable host of the job's queue (with the
 // same[] values pin) has room for term's per-job rusage and can take k of
@@ -345,8 +365,8 @@ func (it *iterator) spread(ti int, term *framework.Term, n int, pin []float64, a
 func (it *iterator) roomFor(term *framework.Term, k int, pin []float64) bool {
 	v, q, alt := it.view, it.job.Spec.Queue, it.req()
 	ok := func(h cluster.HostID) bool {
-		return v.Usable(h, q, term) == framework.None && pinned(v, h, term, pin) && jobRoom(v, h, term) &&
-			v.TaskCapacity(it.job, alt, term, h) >= k
+		each, _ := v.MemberCapacity(h, v.TaskCapacity(it.job, alt, term, h))
+		return each >= k && v.Usable(h, q, term) == framework.None && pinned(v, h, term, pin) && jobRoom(v, h, term)
 	}
 	if hosts := v.Cluster.Queues[q].Hosts; hosts != nil {
 		return slices.ContainsFunc(hosts, ok)
@@ -379,7 +399,7 @@ func jobRoom(v *framework.View, h cluster.HostID, term *framework.Term) bool {
 // sorted prefix that covers n is then among them, so the buckets are those
 // of a full scan.
 // When it does not stop early it has read every host and total is exact.
-func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int, int) {
+func (it *iterator) largestCaps(caps []capRun, term *framework.Term, n int) ([]capRun, int) {
 	v, q := it.view, it.job.Spec.Queue
 	alt := it.req()
 	st := v.State
@@ -391,8 +411,8 @@ func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int,
 			// The bound fell: re-count what no unread host can exceed.
 			above = 0
 			for _, c := range caps {
-				if c >= bound {
-					above += c
+				if c.each >= bound {
+					above += c.each
 				}
 			}
 			if above >= n {
@@ -407,7 +427,7 @@ func (it *iterator) largestCaps(caps []int, term *framework.Term, n int) ([]int,
 			if c == 0 {
 				continue
 			}
-			caps = append(caps, c)
+			caps = append(caps, capRun{c, 1})
 			total += c
 			if c >= bound {
 				if above += c; above >= n {
@@ -435,14 +455,14 @@ func (it *iterator) bound(term *framework.Term) int {
 		if v.Usable(h, q, term) != framework.None {
 			continue
 		}
-		c := v.TaskCapacity(it.job, alt, term, h)
-		total += c
-		largest = max(largest, c)
+		each, hosts := v.MemberCapacity(h, v.TaskCapacity(it.job, alt, term, h))
+		total += each * hosts
+		largest = max(largest, each)
 		if term.Span.Kind == resreq.SpanPtile {
-			if c >= p {
-				full++
+			if each >= p {
+				full += hosts
 			} else {
-				rest = max(rest, c)
+				rest = max(rest, each)
 			}
 		}
 	}
