@@ -84,6 +84,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newHostCmd(),
 		newReconfigCmd(),
 		newTokenCmd(),
+		newServerCmd(),
 	)
 	return root
 }

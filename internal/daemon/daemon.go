@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -63,6 +64,14 @@ type Options struct {
 	// is DataDir/agent.token, made at the first start.
 	Listen          string
 	TLSCert, TLSKey string
+	// Raft, when set, makes the server a member of a replicated control
+	// plane (docs/ha.md): its raft address, host:port. Peers are the raft
+	// addresses of the cluster's first members (Raft among them): a member
+	// without raft state bootstraps the cluster from them. RaftLog, when
+	// set, receives raft's warnings and errors.
+	Raft    string
+	Peers   []string
+	RaftLog io.Writer
 	// Logf, when set, logs the remote agents' registrations and losses.
 	Logf func(format string, args ...any)
 	// Ready, when set, is called once the socket (and the TCP listener,
@@ -75,8 +84,12 @@ type Options struct {
 }
 
 // Serve runs a server until ctx ends (then it returns nil, after killing
-// a dev server's jobs) or it fails.
+// a dev server's jobs) or it fails. With o.Raft set it runs a member of a
+// replicated control plane instead (docs/ha.md).
 func Serve(ctx context.Context, o Options) error {
+	if o.Raft != "" {
+		return serveHA(ctx, o)
+	}
 	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -64,6 +65,10 @@ type Config struct {
 	// SnapshotThreshold: entries since the last snapshot before raft takes
 	// another (0: raft's default, 8192).
 	SnapshotThreshold uint64
+	// OnApply, when set, is the FSM's OnApply: told of every entry's
+	// events once applied (from raft's FSM goroutine; it must return
+	// quickly).
+	OnApply func(events []event.Event)
 	// LogOutput receives raft's own log (warnings and errors); nil
 	// discards it.
 	LogOutput io.Writer
@@ -116,6 +121,7 @@ func Open(cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("raft state: %w", err))
 	}
 	n.fsm = NewFSM(state.New())
+	n.fsm.OnApply = cfg.OnApply
 	if n.raft, err = raft.NewRaft(rc, n.fsm, store, store, snaps, n.trans); err != nil {
 		return fail(fmt.Errorf("raft: %w", err))
 	}
@@ -252,6 +258,23 @@ func wait(ctx context.Context, f raft.Future) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Member is what a node says of itself (xce server members): its raft ID
+// and address (the same), its role ("leader", "follower", "candidate",
+// "shutdown"), the current term and the index of its last raft entry.
+type Member struct {
+	ID        string `json:"id"`
+	Raft      string `json:"raft"`
+	Role      string `json:"role"`
+	Term      uint64 `json:"term"`
+	LastIndex uint64 `json:"last_index"`
+}
+
+// Self returns what the node says of itself now.
+func (n *Node) Self() Member {
+	return Member{ID: n.addr, Raft: n.addr, Role: strings.ToLower(n.raft.State().String()),
+		Term: n.raft.CurrentTerm(), LastIndex: n.raft.LastIndex()}
 }
 
 // Close shuts raft down and closes the transport and the store.

@@ -1,0 +1,280 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/auth"
+	"github.com/xce-sched/xce/internal/dashboard"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/metrics"
+	"github.com/xce-sched/xce/internal/replica"
+	"github.com/xce-sched/xce/internal/server"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/internal/store"
+)
+
+// member is one server of a replicated control plane: its raft node, and
+// the handlers of its current term as the leader (none as a follower).
+type member struct {
+	o     Options
+	node  *replica.Node
+	local *store.Store // the local copy of the replicated event log
+	api   string       // the TCP listener's address
+	cur   atomic.Pointer[handlers]
+}
+
+type handlers struct{ socket, tcp http.Handler }
+
+// serveHA runs one member of a replicated control plane (o.Raft set;
+// docs/ha.md) until ctx ends (nil) or it fails. The member serves the API
+// and the agents only while it leads; a follower answers every request
+// but GET /v1/members with 503 and api.NotLeaderHeader.
+func serveHA(ctx context.Context, o Options) error {
+	if o.Dev {
+		return errors.New("a dev server is not replicated: --raft needs --config and --listen")
+	}
+	if o.Listen == "" {
+		return errors.New("--raft needs --listen: clients and agents reach the members over TCP")
+	}
+	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+		return err
+	}
+	local, err := store.Open(filepath.Join(o.DataDir, "events.db"), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer local.Close()
+	if _, err := os.Stat(filepath.Join(o.DataDir, "raft", "raft.db")); local.Last() > 0 && errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s holds a single server's event log (%d events): a member starts from an empty data directory (docs/ha.md)", local.Path(), local.Last())
+	}
+	cp := &copier{log: local, logf: o.Logf}
+	node, err := replica.Open(replica.Config{Addr: o.Raft, Dir: filepath.Join(o.DataDir, "raft"), Peers: o.Peers,
+		OnApply: cp.apply, LogOutput: o.RaftLog})
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+	tcp, err := api.ListenTCP(o.Listen, o.TLSCert, o.TLSKey)
+	if err != nil {
+		return err
+	}
+	defer tcp.Close()
+	socket := filepath.Join(o.DataDir, "xce.sock")
+	sock, err := api.ListenUnix(socket)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(socket)
+	m := &member{o: o, node: node, local: local, api: tcp.Addr().String()}
+	sockSrv := &http.Server{Handler: m.handler(false), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	tcpSrv := &http.Server{Handler: m.handler(true), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	srvDone := make(chan error, 2)
+	go func() { srvDone <- sockSrv.Serve(sock) }()
+	go func() { srvDone <- tcpSrv.Serve(tcp) }()
+	if o.Ready != nil {
+		o.Ready(socket, m.api)
+	}
+	var runErr error
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case err := <-srvDone:
+			runErr = err
+			break wait
+		case <-tick.C:
+		}
+		if !node.IsLeader() {
+			continue
+		}
+		if err := m.term(ctx); err != nil && ctx.Err() == nil && o.Logf != nil {
+			o.Logf("no longer leading: %v", err)
+		}
+	}
+	shut, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer done()
+	_ = sockSrv.Shutdown(shut)
+	_ = tcpSrv.Shutdown(shut)
+	return runErr
+}
+
+// handler returns the handler of the socket (tcp false) or of the TCP
+// listener: the current term's, or, on a follower, 503 (api.NotLeaderHeader);
+// GET /v1/members on both.
+func (m *member) handler(tcp bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/members" && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			self := m.node.Self()
+			_ = json.NewEncoder(w).Encode(api.MembersReply{Members: []api.Member{{ID: self.ID, API: m.api, Raft: self.Raft,
+				Role: self.Role, Term: self.Term, LastIndex: self.LastIndex}}})
+			return
+		}
+		if h := m.cur.Load(); h != nil {
+			if tcp {
+				h.tcp.ServeHTTP(w, r)
+			} else {
+				h.socket.ServeHTTP(w, r)
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set(api.NotLeaderHeader, "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(api.Error{Msg: fmt.Sprintf("this server is not the leader (the leader's raft address: %q); ask another", m.node.Leader())})
+	})
+}
+
+// term serves as the leader: it waits until the FSM has applied what
+// earlier leaders committed, builds the core from that state (the
+// scheduler starts afresh, as at a server's start: event.ServerStarted),
+// and runs the loop, the agents' hub and the API until the node stops
+// leading (or ctx ends, or the loop fails).
+func (m *member) term(ctx context.Context) error {
+	o := m.o
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bctx, bdone := context.WithTimeout(tctx, 10*time.Second)
+	err := m.node.Barrier(bctx)
+	bdone()
+	if err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
+	st, _, err := m.node.FSM().Clone()
+	if err != nil {
+		return err
+	}
+	core, err := live.New(o.Cluster, st, plugins.NewInTreeRegistry())
+	if err != nil {
+		return fmt.Errorf("the replicated log does not fit the configuration: %w", err)
+	}
+	var loop *server.Loop
+	tokens, err := auth.LoadKey(o.DataDir)
+	if err != nil {
+		return err
+	}
+	agentToken, err := agent.LoadToken(filepath.Join(o.DataDir, "agent.token"))
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(o.Cluster.Hosts))
+	for i, h := range o.Cluster.Hosts {
+		names[i] = h.Name
+	}
+	view := func(fn func(k *live.Core)) { loop.View(fn) }
+	hub := agent.NewHub(agent.HubOptions{Hosts: names,
+		Do: func(ctx context.Context, mk func(*state.State, int64) ([]event.Event, error)) ([]event.Event, error) {
+			return loop.Do(ctx, mk)
+		},
+		DoEach: func(ctx context.Context, makes []agent.Make) ([][]event.Event, []error) {
+			return loop.DoEach(ctx, makes)
+		},
+		View:             func(fn func(*state.State)) { loop.View(func(k *live.Core) { fn(k.State) }) },
+		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
+	loop = server.NewLoop(core, m.node, hub, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
+	handler := api.NewHandler(loop, m.local, o.Server.Admins)
+	handler.Private = o.Server.PrivateJobs
+	handler.Tokens = tokens
+	if o.ConfigPath != "" {
+		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+	}
+	var dash *dashboard.Handler
+	met := metrics.New(metrics.Source{View: view, Store: m.local.Stats, Heartbeats: hub.Heartbeats,
+		Streams: func() (int, uint64) { return dash.Streams() }})
+	dash = dashboard.New(dashboard.Options{View: view, Log: m.local, API: handler, Tokens: tokens, Logf: o.Logf})
+	w := newWeb(handler, met, dash)
+	loop.Observer = server.Observers{met, dash}
+	if err := recordStart(tctx, loop, o.ConfigText, o.Version); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	loopDone := make(chan error, 1)
+	wg.Add(3)
+	go func() { defer wg.Done(); loopDone <- loop.Run(tctx) }()
+	go func() { defer wg.Done(); hub.Monitor(tctx) }()
+	go func() { defer wg.Done(); dash.Run(tctx) }()
+	m.cur.Store(&handlers{socket: w.socket(), tcp: w.tcp(hub, agentToken, tokens)})
+	defer m.cur.Store(nil)
+	if o.Logf != nil {
+		o.Logf("leading (raft term %d), state at event %d", m.node.Self().Term, st.Index)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-loopDone:
+			loopDone <- err
+			return fmt.Errorf("the loop stopped: %w", err)
+		case <-tick.C:
+			if !m.node.IsLeader() {
+				return errors.New("deposed")
+			}
+		}
+	}
+}
+
+// copier keeps the member's local copy of the replicated event log (the
+// store in the data directory), which the API's job histories, the
+// dashboard and `xce sim verify` read: every applied event it does not
+// have yet, in order. After a gap (the member was restored from a raft
+// snapshot beyond its copy) it stops copying and says so once.
+type copier struct {
+	log    *store.Store
+	logf   func(format string, args ...any)
+	broken bool
+}
+
+// apply appends the events the copy lacks (replica.Config.OnApply).
+func (c *copier) apply(events []event.Event) {
+	if c.broken {
+		return
+	}
+	var add []event.Event
+	for _, e := range events {
+		last := c.log.Last() + uint64(len(add))
+		switch {
+		case e.Index <= last:
+			continue
+		case e.Index != last+1 || e.Check() != nil:
+			c.broken = true
+			if c.logf != nil {
+				c.logf("the local copy of the event log stops at %d (event %d comes next)", last, e.Index)
+			}
+		default:
+			add = append(add, e)
+			continue
+		}
+		break
+	}
+	if len(add) == 0 {
+		return
+	}
+	if _, err := c.log.Append(context.Background(), add...); err != nil {
+		c.broken = true
+		if c.logf != nil {
+			c.logf("the local copy of the event log: %v", err)
+		}
+	}
+}
