@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,14 +168,6 @@ func (m *member) term(ctx context.Context) error {
 		return fmt.Errorf("the replicated log does not fit the configuration: %w", err)
 	}
 	var loop *server.Loop
-	tokens, err := auth.LoadKey(o.DataDir)
-	if err != nil {
-		return err
-	}
-	agentToken, err := agent.LoadToken(filepath.Join(o.DataDir, "agent.token"))
-	if err != nil {
-		return err
-	}
 	names := make([]string, len(o.Cluster.Hosts))
 	for i, h := range o.Cluster.Hosts {
 		names[i] = h.Name
@@ -190,6 +183,10 @@ func (m *member) term(ctx context.Context) error {
 		View:             func(fn func(*state.State)) { loop.View(func(k *live.Core) { fn(k.State) }) },
 		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
 	loop = server.NewLoop(core, m.node, hub, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
+	tokens, agentToken, err := m.keys(tctx, loop)
+	if err != nil {
+		return err
+	}
 	handler := api.NewHandler(loop, m.local, o.Server.Admins)
 	handler.Private = o.Server.PrivateJobs
 	handler.Tokens = tokens
@@ -233,6 +230,51 @@ func (m *member) term(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// keys returns the shared secrets of the replicated state: the issuer of
+// users' tokens and the agents' token. The first leader makes them from
+// its data directory's token.key and agent.token (made when missing: a
+// single server upgraded keeps its tokens valid) and replicates them
+// (event.ClusterKeys). The leader writes the agents' token to its
+// DATA/agent.token, where an administrator finds it for the agents.
+func (m *member) keys(ctx context.Context, loop *server.Loop) (*auth.Issuer, string, error) {
+	var have *event.Keys
+	loop.View(func(k *live.Core) { have = k.State.Keys })
+	tokenFile := filepath.Join(m.o.DataDir, "agent.token")
+	if have == nil {
+		iss, err := auth.LoadKey(m.o.DataDir)
+		if err != nil {
+			return nil, "", err
+		}
+		tok, err := agent.LoadToken(tokenFile)
+		if err != nil {
+			return nil, "", err
+		}
+		_, err = loop.Before(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
+			if st.Keys != nil {
+				return nil, nil
+			}
+			return []event.Event{{Type: event.ClusterKeys, Keys: &event.Keys{SigningKey: iss.Hex(), AgentToken: tok}}}, nil
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("replicate the keys: %w", err)
+		}
+		loop.View(func(k *live.Core) { have = k.State.Keys })
+	}
+	iss, err := auth.NewIssuer(have.SigningKey)
+	if err != nil {
+		return nil, "", fmt.Errorf("the replicated keys: %w", err)
+	}
+	if cur, err := os.ReadFile(tokenFile); err != nil || strings.TrimSpace(string(cur)) != have.AgentToken {
+		if err := os.WriteFile(tokenFile+".new", []byte(have.AgentToken+"\n"), 0o600); err != nil {
+			return nil, "", err
+		}
+		if err := os.Rename(tokenFile+".new", tokenFile); err != nil {
+			return nil, "", err
+		}
+	}
+	return iss, have.AgentToken, nil
 }
 
 // copier keeps the member's local copy of the replicated event log (the

@@ -173,10 +173,29 @@ func (c *cluster) leader(cl *client.Client) int {
 // finds the leader), kills the leader with SIGKILL three times and
 // restarts it, and checks that every acknowledged job exists exactly once
 // with the ID it was acknowledged with, on every member: each one's local
-// copy of the log folds to the same jobs.
+// copy of the log folds to the same jobs. A token issued before the kills
+// lists them over TCP after.
 func TestFailover(t *testing.T) {
 	c := newCluster(t)
 	cl, err := client.Open(c.sockets(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A token issued through the first leader, presented over TCP to
+	// whichever member leads later (the signing key is replicated).
+	tok, err := cl.Token(context.Background(), "root", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokFile := filepath.Join(c.dir, "token")
+	if err := os.WriteFile(tokFile, []byte(tok.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, a := range c.apis {
+		urls = append(urls, "http://"+a)
+	}
+	tcp, err := client.Open(strings.Join(urls, ","), tokFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +222,7 @@ func TestFailover(t *testing.T) {
 		c.start(l)
 	}
 	c.leader(cl)
-	jobs, err := cl.Jobs(context.Background(), "all", true, nil)
+	jobs, err := tcp.Jobs(context.Background(), "all", true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
