@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,7 +30,10 @@ import (
 // RemoteOptions configure a remote agent.
 type RemoteOptions struct {
 	// Server is the server's agent address: host:port (plain HTTP), or a
-	// URL, http:// or https://.
+	// URL, http:// or https://; or a comma-separated list of them, the
+	// members of a replicated control plane (docs/ha.md): the agent talks
+	// to one at a time and moves on to the next when it cannot reach it or
+	// it is not the leader.
 	Server string
 	// Name is the host this agent serves, as the configuration names it;
 	// Token the agent token (the server's DATA/agent.token).
@@ -55,12 +59,13 @@ type RemoteOptions struct {
 // are its children, and an agent that exits cannot wait for them any
 // more.
 type Remote struct {
-	o    RemoteOptions
-	base string
-	http *http.Client
-	j    *journal
-	lock *os.File
-	wg   sync.WaitGroup // one per job
+	o     RemoteOptions
+	bases []string     // the servers, one or a replicated control plane's members
+	cur   atomic.Int32 // the index in bases of the one the agent talks to
+	http  *http.Client
+	j     *journal
+	lock  *os.File
+	wg    sync.WaitGroup // one per job
 
 	// after is used by Run's goroutine only.
 	after uint64
@@ -107,13 +112,17 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	if !validName(o.Name) {
 		return nil, fmt.Errorf("agent: %q is not a host name", o.Name)
 	}
-	base := o.Server
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("agent: server %q: want host:port or an http:// or https:// URL", o.Server)
+	var bases []string
+	for _, base := range strings.Split(o.Server, ",") {
+		base = strings.TrimSpace(base)
+		if !strings.Contains(base, "://") {
+			base = "http://" + base
+		}
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("agent: server %q: want host:port or an http:// or https:// URL, or a comma-separated list of them", o.Server)
+		}
+		bases = append(bases, strings.TrimSuffix(u.String(), "/"))
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -140,7 +149,7 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = o.TLS
-	return &Remote{o: o, base: strings.TrimSuffix(u.String(), "/"), http: &http.Client{Transport: tr}, j: j, lock: lock,
+	return &Remote{o: o, bases: bases, http: &http.Client{Transport: tr}, j: j, lock: lock,
 		heartbeat: 30 * time.Second, registeredC: make(chan struct{}, 1)}, nil
 }
 
@@ -485,7 +494,8 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 	timeout := 30*time.Second + MaxWait
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, body)
+	cur := r.cur.Load()
+	req, err := http.NewRequestWithContext(ctx, method, r.bases[cur]+path, body)
 	if err != nil {
 		return err
 	}
@@ -495,6 +505,7 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 	}
 	resp, err := r.http.Do(req)
 	if err != nil {
+		r.next(cur)
 		return fmt.Errorf("cannot reach the server: %w", err)
 	}
 	defer resp.Body.Close()
@@ -510,6 +521,10 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 			e.Error = strings.TrimSpace(string(data))
 		}
 		se := &statusError{status: resp.StatusCode, msg: e.Error}
+		if resp.Header.Get(notLeaderHeader) != "" {
+			r.next(cur) // a follower: it took nothing
+			return se
+		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized, http.StatusBadRequest, http.StatusNotFound, http.StatusConflict:
 			return fmt.Errorf("%w: %w", ErrRefused, se)
@@ -520,4 +535,17 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 		return fmt.Errorf("server answer: %w", err)
 	}
 	return nil
+}
+
+// notLeaderHeader is api.NotLeaderHeader: set on the 503 answer of a
+// member of a replicated control plane that is not the leader.
+const notLeaderHeader = "Xce-Not-Leader"
+
+// next moves the agent on to the server after bases[cur], unless another
+// request did already. A session belongs to the server that gave it: the
+// next server answers it with 410, and the agent registers there again.
+func (r *Remote) next(cur int32) {
+	if len(r.bases) > 1 {
+		r.cur.CompareAndSwap(cur, (cur+1)%int32(len(r.bases)))
+	}
 }
