@@ -62,10 +62,13 @@ type Remote struct {
 	o     RemoteOptions
 	bases []string     // the servers, one or a replicated control plane's members
 	cur   atomic.Int32 // the index in bases of the one the agent talks to
-	http  *http.Client
-	j     *journal
-	lock  *os.File
-	wg    sync.WaitGroup // one per job
+	// term is the highest raft term seen in an order or a registration
+	// (kept in Dir/term across restarts); 0 for a single server.
+	term atomic.Uint64
+	http *http.Client
+	j    *journal
+	lock *os.File
+	wg   sync.WaitGroup // one per job
 
 	// after is used by Run's goroutine only.
 	after uint64
@@ -149,8 +152,18 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = o.TLS
-	return &Remote{o: o, bases: bases, http: &http.Client{Transport: tr}, j: j, lock: lock,
-		heartbeat: 30 * time.Second, registeredC: make(chan struct{}, 1)}, nil
+	r := &Remote{o: o, bases: bases, http: &http.Client{Transport: tr}, j: j, lock: lock,
+		heartbeat: 30 * time.Second, registeredC: make(chan struct{}, 1)}
+	if data, err := os.ReadFile(filepath.Join(dir, termFile)); err == nil {
+		t, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil {
+			lock.Close()
+			j.close()
+			return nil, fmt.Errorf("agent: %s: %w", filepath.Join(dir, termFile), err)
+		}
+		r.term.Store(t)
+	}
+	return r, nil
 }
 
 // takeDir creates dir (0711: job users pass through it to the work
@@ -344,6 +357,7 @@ func (r *Remote) register(ctx context.Context, run bool) error {
 		return err
 	}
 	r.j.registered(running, finished)
+	r.see(out.Term)
 	r.mu.Lock()
 	r.session, r.after = out.Session, 0
 	if out.HeartbeatMS > 0 {
@@ -373,6 +387,11 @@ func (r *Remote) carryOut(ctx context.Context, orders []Order) {
 	for _, o := range orders {
 		r.after = max(r.after, o.Seq)
 		k := key{o.Job, o.Attempt}
+		if o.Kind == KindStart && o.Term < r.term.Load() {
+			r.o.Logf("job %d attempt %d: refused a start from raft term %d (index %d): term %d was seen", o.Job, o.Attempt, o.Term, o.Index, r.term.Load())
+			continue
+		}
+		r.see(o.Term)
 		switch {
 		case o.Kind == KindKill:
 			if err := r.j.kill(k, time.Duration(o.GraceMS)*time.Millisecond); err != nil {
@@ -535,17 +554,4 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 		return fmt.Errorf("server answer: %w", err)
 	}
 	return nil
-}
-
-// notLeaderHeader is api.NotLeaderHeader: set on the 503 answer of a
-// member of a replicated control plane that is not the leader.
-const notLeaderHeader = "Xce-Not-Leader"
-
-// next moves the agent on to the server after bases[cur], unless another
-// request did already. A session belongs to the server that gave it: the
-// next server answers it with 410, and the agent registers there again.
-func (r *Remote) next(cur int32) {
-	if len(r.bases) > 1 {
-		r.cur.CompareAndSwap(cur, (cur+1)%int32(len(r.bases)))
-	}
 }

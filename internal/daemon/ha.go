@@ -168,6 +168,7 @@ func (m *member) term(ctx context.Context) error {
 		return fmt.Errorf("the replicated log does not fit the configuration: %w", err)
 	}
 	var loop *server.Loop
+	term := m.node.Self().Term // a leader's term does not change while it leads
 	names := make([]string, len(o.Cluster.Hosts))
 	for i, h := range o.Cluster.Hosts {
 		names[i] = h.Name
@@ -181,7 +182,8 @@ func (m *member) term(ctx context.Context) error {
 			return loop.DoEach(ctx, makes)
 		},
 		View:             func(fn func(*state.State)) { loop.View(func(k *live.Core) { fn(k.State) }) },
-		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
+		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf,
+		Fence: func() (uint64, uint64) { return term, m.node.Appended() }})
 	loop = server.NewLoop(core, m.node, hub, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
 	tokens, agentToken, err := m.keys(tctx, loop)
 	if err != nil {

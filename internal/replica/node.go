@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -81,6 +82,8 @@ type Node struct {
 	trans *raft.NetworkTransport
 	store *BoltStore
 	addr  string
+	// appended is the raft index of the last entry Append committed.
+	appended atomic.Uint64
 }
 
 // Open starts a node: it opens its raft store and snapshots in cfg.Dir,
@@ -225,6 +228,7 @@ func (n *Node) Append(ctx context.Context, events ...event.Event) ([]uint64, err
 		}
 		return nil, fmt.Errorf("raft append: %w", err)
 	}
+	n.appended.Store(f.Index())
 	res, ok := f.Response().(Applied)
 	if !ok {
 		return nil, fmt.Errorf("raft append: the FSM answered %T", f.Response())
@@ -238,6 +242,11 @@ func (n *Node) Append(ctx context.Context, events ...event.Event) ([]uint64, err
 	}
 	return idx, nil
 }
+
+// Appended returns the raft index of the last entry Append committed
+// through this node (0: none): right after the leader's loop appended a
+// cycle, the cycle's entry (the loop is the only writer).
+func (n *Node) Appended() uint64 { return n.appended.Load() }
 
 // timeout is how long raft may take to accept a write: until ctx's
 // deadline, or 10 s.

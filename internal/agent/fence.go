@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// notLeaderHeader is api.NotLeaderHeader: set on the 503 answer of a
+// member of a replicated control plane that is not the leader.
+const notLeaderHeader = "Xce-Not-Leader"
+
+// next moves the agent on to the server after bases[cur], unless another
+// request did already. A session belongs to the server that gave it: the
+// next server answers it with 410, and the agent registers there again.
+func (r *Remote) next(cur int32) {
+	if len(r.bases) > 1 {
+		r.cur.CompareAndSwap(cur, (cur+1)%int32(len(r.bases)))
+	}
+}
+
+// termFile, in the agent's directory, keeps the highest raft term the
+// agent has seen.
+const termFile = "term"
+
+// see records term as seen when it is higher than any seen before, in
+// Dir/term first (written whole, then renamed), so that a restarted agent
+// still refuses an older leader's starts. A failed write is logged; the
+// term is then kept in memory only.
+func (r *Remote) see(term uint64) {
+	for {
+		cur := r.term.Load()
+		if term <= cur {
+			return
+		}
+		if r.term.CompareAndSwap(cur, term) {
+			break
+		}
+	}
+	path := filepath.Join(r.o.Dir, termFile)
+	if err := writeFileSync(path+".new", []byte(strconv.FormatUint(term, 10)+"\n")); err != nil {
+		r.o.Logf("keep raft term %d: %v", term, err)
+		return
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		r.o.Logf("keep raft term %d: %v", term, err)
+	}
+}
+
+// writeFileSync writes data to path (mode 0600) and fsyncs it.
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
