@@ -212,7 +212,7 @@ func (m *member) term(ctx context.Context) error {
 	go func() { defer wg.Done(); loopDone <- loop.Run(tctx) }()
 	go func() { defer wg.Done(); hub.Monitor(tctx) }()
 	go func() { defer wg.Done(); dash.Run(tctx) }()
-	m.cur.Store(&handlers{socket: w.socket(), tcp: w.tcp(hub, agentToken, tokens)})
+	m.cur.Store(&handlers{socket: inTerm(tctx, w.socket()), tcp: inTerm(tctx, w.tcp(hub, agentToken, tokens))})
 	defer m.cur.Store(nil)
 	if o.Logf != nil {
 		o.Logf("leading (raft term %d), state at event %d", m.node.Self().Term, st.Index)
@@ -232,6 +232,19 @@ func (m *member) term(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// inTerm returns h with each request's context ended when the term's
+// does too: an agent's poll held by a deposed leader returns at once, and
+// the agent moves on to the next leader.
+func inTerm(term context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(term, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // keys returns the shared secrets of the replicated state: the issuer of

@@ -73,10 +73,11 @@ type cluster struct {
 	done       []chan struct{}
 }
 
-func newCluster(t *testing.T) *cluster {
+// newCluster starts three members with the configuration text conf.
+func newCluster(t *testing.T, confText string) *cluster {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(conf, []byte("hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit}\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addrs := freeAddrs(t, 6)
@@ -176,7 +177,7 @@ func (c *cluster) leader(cl *client.Client) int {
 // copy of the log folds to the same jobs. A token issued before the kills
 // lists them over TCP after.
 func TestFailover(t *testing.T) {
-	c := newCluster(t)
+	c := newCluster(t, "hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit}\n")
 	cl, err := client.Open(c.sockets(), "")
 	if err != nil {
 		t.Fatal(err)
