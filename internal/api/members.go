@@ -23,3 +23,10 @@ type Member struct {
 	Term      uint64 `json:"term"`
 	LastIndex uint64 `json:"last_index"`
 }
+
+// MemberChange is the body of POST /v1/members/join and
+// /v1/members/remove: the raft address of the member to add or remove
+// (an administrator, on a member's socket; the leader carries it out).
+type MemberChange struct {
+	Raft string `json:"raft"`
+}

@@ -18,7 +18,34 @@ func newServerCmd() *cobra.Command {
 		Short: "The servers of a replicated control plane (docs/ha.md)",
 		Args:  usageArgs(cobra.NoArgs),
 	}
-	cmd.AddCommand(newMembersCmd())
+	cmd.AddCommand(newMembersCmd(), newMemberChangeCmd(true), newMemberChangeCmd(false))
+	return cmd
+}
+
+// newMemberChangeCmd is `xce server join` (join) or `xce server remove`.
+func newMemberChangeCmd(join bool) *cobra.Command {
+	var server conn
+	verb, done, short := "remove", "removed", "Remove a server from a replicated control plane (administrators)"
+	if join {
+		verb, done, short = "join", "joined", "Add a server to a replicated control plane as a voter (administrators)"
+	}
+	cmd := &cobra.Command{
+		Use:   verb + " RAFTADDR --server SOCKETS",
+		Short: short,
+		Long: short + `: the leader, found among --server (the members'
+sockets, comma-separated; an administrator's request), changes the raft
+configuration. A server to join runs already: xce serve --raft RAFTADDR
+without --peers. docs/ha.md.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := server.client().ChangeMember(cmd.Context(), args[0], join); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", args[0], done)
+			return nil
+		},
+	}
+	serverFlag(cmd, &server)
 	return cmd
 }
 

@@ -380,6 +380,17 @@ func (c *Client) failover(ctx context.Context, method, path string, in, out any)
 	}
 }
 
+// ChangeMember adds (join) or removes a replicated control plane's
+// member at raft address addr, through whichever member leads.
+func (c *Client) ChangeMember(ctx context.Context, addr string, join bool) error {
+	path := "/v1/members/remove"
+	if join {
+		path = "/v1/members/join"
+	}
+	var rep map[string]bool
+	return c.do(ctx, http.MethodPost, path, api.MemberChange{Raft: addr}, &rep)
+}
+
 // Members returns what each member of a replicated control plane says of
 // itself (GET /v1/members), in the order of the list the client was made
 // with; a member that does not answer is left out, and its error is

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,12 +61,20 @@ func serveHA(ctx context.Context, o Options) error {
 		return err
 	}
 	defer local.Close()
+	// A single server's data directory becomes the first member of a
+	// cluster: its state seeds the raft state (replica.Config.Initial).
+	var initial *state.State
 	if _, err := os.Stat(filepath.Join(o.DataDir, "raft", "raft.db")); local.Last() > 0 && errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%s holds a single server's event log (%d events): a member starts from an empty data directory (docs/ha.md)", local.Path(), local.Last())
+		if initial, err = server.Recover(local); err != nil {
+			return err
+		}
+		if o.Logf != nil {
+			o.Logf("the single server's event log (%d events) starts the cluster", initial.Index)
+		}
 	}
 	cp := &copier{log: local, logf: o.Logf}
 	node, err := replica.Open(replica.Config{Addr: o.Raft, Dir: filepath.Join(o.DataDir, "raft"), Peers: o.Peers,
-		OnApply: cp.apply, LogOutput: o.RaftLog})
+		Initial: initial, OnApply: cp.apply, LogOutput: o.RaftLog})
 	if err != nil {
 		return err
 	}
@@ -122,6 +132,10 @@ wait:
 // GET /v1/members on both.
 func (m *member) handler(tcp bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.URL.Path == "/v1/members/join" || r.URL.Path == "/v1/members/remove") && r.Method == http.MethodPost {
+			m.change(w, r, tcp)
+			return
+		}
 		if r.URL.Path == "/v1/members" && r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
 			self := m.node.Self()
@@ -142,6 +156,49 @@ func (m *member) handler(tcp bool) http.Handler {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_ = json.NewEncoder(w).Encode(api.Error{Msg: fmt.Sprintf("this server is not the leader (the leader's raft address: %q); ask another", m.node.Leader())})
 	})
+}
+
+// change serves POST /v1/members/join and /v1/members/remove: an
+// administrator, on the socket only, adds or removes the member of a raft
+// address (api.MemberChange). A follower answers 503 (not the leader).
+func (m *member) change(w http.ResponseWriter, r *http.Request, tcp bool) {
+	fail := func(status int, msg string, notLeader bool) {
+		w.Header().Set("Content-Type", "application/json")
+		if notLeader {
+			w.Header().Set(api.NotLeaderHeader, "1")
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(api.Error{Msg: msg})
+	}
+	c, ok := api.CallerOf(r.Context())
+	if tcp || !ok || (c.UID != 0 && !slices.Contains(m.o.Server.Admins, c.User)) {
+		fail(http.StatusForbidden, "members are added and removed by an administrator, on a member's socket", false)
+		return
+	}
+	var req api.MemberChange
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Raft == "" {
+		fail(http.StatusBadRequest, `want {"raft": "host:port"}`, false)
+		return
+	}
+	if _, _, err := net.SplitHostPort(req.Raft); err != nil {
+		fail(http.StatusBadRequest, fmt.Sprintf("raft address %q: %v", req.Raft, err), false)
+		return
+	}
+	var err error
+	if strings.HasSuffix(r.URL.Path, "/join") {
+		err = m.node.Join(r.Context(), req.Raft)
+	} else {
+		err = m.node.Remove(r.Context(), req.Raft)
+	}
+	switch {
+	case errors.Is(err, replica.ErrNotLeader):
+		fail(http.StatusServiceUnavailable, err.Error(), true)
+	case err != nil:
+		fail(http.StatusInternalServerError, err.Error(), false)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]bool{"ok": true})
+	}
 }
 
 // term serves as the leader: it waits until the FSM has applied what

@@ -66,6 +66,12 @@ type Config struct {
 	// SnapshotThreshold: entries since the last snapshot before raft takes
 	// another (0: raft's default, 8192).
 	SnapshotThreshold uint64
+	// Initial, when set, is a single server's state (its recovered event
+	// log) that this node, without raft state yet, makes the start of a new
+	// cluster of which it is the only voter: the state goes into a raft
+	// snapshot at index 1, term 1 (members that join later receive it as
+	// that snapshot). Peers must then be empty or name this node alone.
+	Initial *state.State
 	// OnApply, when set, is the FSM's OnApply: told of every entry's
 	// events once applied (from raft's FSM goroutine; it must return
 	// quickly).
@@ -125,6 +131,15 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.fsm = NewFSM(state.New())
 	n.fsm.OnApply = cfg.OnApply
+	if !existing && cfg.Initial != nil {
+		if len(cfg.Peers) > 1 || len(cfg.Peers) == 1 && cfg.Peers[0] != n.addr {
+			return fail(fmt.Errorf("raft: a single server's state starts a cluster of one: --peers must name this server alone (%s), not %v; join the others after (docs/ha.md)", n.addr, cfg.Peers))
+		}
+		if err := seed(cfg.Initial, n.addr, store, snaps, n.trans); err != nil {
+			return fail(err)
+		}
+		cfg.Peers = nil
+	}
 	if n.raft, err = raft.NewRaft(rc, n.fsm, store, store, snaps, n.trans); err != nil {
 		return fail(fmt.Errorf("raft: %w", err))
 	}
@@ -135,6 +150,55 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// seed writes the raft state of a new one-voter cluster whose FSM starts
+// from st: a snapshot of st at index 1, term 1, whose configuration is
+// this node alone, and the current term 1.
+func seed(st *state.State, addr string, stable raft.StableStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+	data, err := st.Marshal()
+	if err != nil {
+		return fmt.Errorf("raft seed: %w", err)
+	}
+	conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: raft.ServerID(addr), Address: raft.ServerAddress(addr)}}}
+	sink, err := snaps.Create(raft.SnapshotVersionMax, 1, 1, conf, 1, trans)
+	if err != nil {
+		return fmt.Errorf("raft seed: %w", err)
+	}
+	if _, err := sink.Write(data); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("raft seed: %w", err)
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("raft seed: %w", err)
+	}
+	if err := stable.SetUint64([]byte("CurrentTerm"), 1); err != nil {
+		return fmt.Errorf("raft seed: %w", err)
+	}
+	return nil
+}
+
+// Join adds the node at raft address addr as a voter (its ID is its
+// address); on the leader only (ErrNotLeader otherwise).
+func (n *Node) Join(ctx context.Context, addr string) error {
+	if err := wait(ctx, n.raft.AddVoter(raft.ServerID(addr), raft.ServerAddress(addr), 0, timeout(ctx))); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) {
+			return fmt.Errorf("raft join %s: %w (leader %q)", addr, ErrNotLeader, n.Leader())
+		}
+		return fmt.Errorf("raft join %s: %w", addr, err)
+	}
+	return nil
+}
+
+// Remove removes the member at raft address addr; on the leader only.
+func (n *Node) Remove(ctx context.Context, addr string) error {
+	if err := wait(ctx, n.raft.RemoveServer(raft.ServerID(addr), 0, timeout(ctx))); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) {
+			return fmt.Errorf("raft remove %s: %w (leader %q)", addr, ErrNotLeader, n.Leader())
+		}
+		return fmt.Errorf("raft remove %s: %w", addr, err)
+	}
+	return nil
 }
 
 // Bootstrap makes a new cluster whose voters are the raft addresses

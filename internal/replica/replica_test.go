@@ -169,3 +169,61 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("the restarted member's jobs: %v", users)
 	}
 }
+
+// TestSeedAndJoin makes a single server's state the start of a cluster of
+// one, appends to it, and joins a second member, which receives the state
+// (as the seed snapshot) and the entries after it.
+func TestSeedAndJoin(t *testing.T) {
+	ctx := context.Background()
+	st := state.New()
+	for _, e := range submits(1, 1, 3) {
+		if err := st.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := Open(Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "a"), Timeouts: fast, Initial: st, Peers: []string{"127.0.0.1:1"}})
+	if err == nil {
+		a.Close()
+		t.Fatal("a seed with other peers was taken")
+	}
+	a, err = Open(Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "a"), Timeouts: fast, Initial: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	leader(t, []*Node{a})
+	if idx, err := a.Append(ctx, submits(4, 4, 4)...); err != nil || fmt.Sprint(idx) != "[4]" {
+		t.Fatalf("append: %v %v", idx, err)
+	}
+	b, err := Open(Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "b"), Timeouts: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Join(ctx, a.Addr()); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("a join through a non-leader: %v", err)
+	}
+	if err := a.Join(ctx, b.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append(ctx, submits(5, 5, 5)...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the joined member at index 5", func() bool { _, at := snap(t, b); return at == 5 })
+	want, _ := snap(t, a)
+	if got, _ := snap(t, b); !bytes.Equal(got, want) {
+		t.Fatalf("the joined member's state:\n%s\nwant\n%s", got, want)
+	}
+	var users []string
+	b.FSM().View(func(st *state.State) {
+		for _, j := range st.Jobs {
+			users = append(users, j.User)
+		}
+	})
+	if fmt.Sprint(users) != "[u1 u2 u3 u4 u5]" {
+		t.Fatalf("the joined member's jobs: %v", users)
+	}
+	if err := a.Remove(ctx, b.Addr()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -360,4 +360,3 @@ func (a *agents) stop(t *testing.T) {
 		a.cmds[i] = nil
 	}
 }
-

@@ -71,10 +71,22 @@ type cluster struct {
 	raft, apis []string
 	procs      []*exec.Cmd // nil: not running
 	done       []chan struct{}
+	// raftArgs, when set, gives member i's raft flags (default: --raft
+	// its address --peers all three).
+	raftArgs func(i int) []string
 }
 
 // newCluster starts three members with the configuration text conf.
 func newCluster(t *testing.T, confText string) *cluster {
+	c := prepare(t, confText)
+	for i := range 3 {
+		c.start(i)
+	}
+	return c
+}
+
+// prepare returns the cluster newCluster starts, not started.
+func prepare(t *testing.T, confText string) *cluster {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "cluster.yaml")
 	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
@@ -87,9 +99,6 @@ func newCluster(t *testing.T, confText string) *cluster {
 			c.kill(i)
 		}
 	})
-	for i := range 3 {
-		c.start(i)
-	}
 	return c
 }
 
@@ -106,8 +115,11 @@ func (c *cluster) start(i int) {
 		c.t.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(xceBin, "serve", "--config", c.conf, "--data", c.data(i), "--listen", c.apis[i],
-		"--raft", c.raft[i], "--peers", strings.Join(c.raft, ","))
+	raft := []string{"--raft", c.raft[i], "--peers", strings.Join(c.raft, ",")}
+	if c.raftArgs != nil {
+		raft = c.raftArgs(i)
+	}
+	cmd := exec.Command(xceBin, append([]string{"serve", "--config", c.conf, "--data", c.data(i), "--listen", c.apis[i]}, raft...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
