@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // notLeaderHeader is api.NotLeaderHeader: set on the 503 answer of a
@@ -61,4 +62,15 @@ func writeFileSync(path string, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// retryLimit bounds the delay between failed exchanges: a quarter of the
+// heartbeat timeout, and 500 ms with several servers, so that the agent
+// finds a new leader soon after its election.
+func (r *Remote) retryLimit() time.Duration {
+	limit := r.heartbeatTimeout() / 4
+	if len(r.bases) > 1 {
+		limit = min(limit, 500*time.Millisecond)
+	}
+	return limit
 }

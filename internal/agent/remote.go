@@ -472,7 +472,7 @@ func (r *Remote) retry(ctx context.Context, err error, b *backoff) bool {
 	}
 	r.o.Logf("%v", err)
 	select {
-	case <-time.After(b.next(r.heartbeatTimeout() / 4)):
+	case <-time.After(b.next(r.retryLimit())):
 		return true
 	case <-ctx.Done():
 		return false
