@@ -38,14 +38,16 @@ type member struct {
 	local *store.Store // the local copy of the replicated event log
 	api   string       // the TCP listener's address
 	cur   atomic.Pointer[handlers]
+	read  reader // a follower's reads
 }
 
 type handlers struct{ socket, tcp http.Handler }
 
 // serveHA runs one member of a replicated control plane (o.Raft set;
 // docs/ha.md) until ctx ends (nil) or it fails. The member serves the API
-// and the agents only while it leads; a follower answers every request
-// but GET /v1/members with 503 and api.NotLeaderHeader.
+// and the agents while it leads; a follower answers the API's reads from
+// its replicated state (reader) and every other request with 503 and
+// api.NotLeaderHeader.
 func serveHA(ctx context.Context, o Options) error {
 	if o.Dev {
 		return errors.New("a dev server is not replicated: --raft needs --config and --listen")
@@ -91,6 +93,7 @@ func serveHA(ctx context.Context, o Options) error {
 	}
 	defer os.Remove(socket)
 	m := &member{o: o, node: node, local: local, api: tcp.Addr().String()}
+	m.read.m = m
 	sockSrv := &http.Server{Handler: m.handler(false), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	tcpSrv := &http.Server{Handler: m.handler(true), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
@@ -128,8 +131,9 @@ wait:
 }
 
 // handler returns the handler of the socket (tcp false) or of the TCP
-// listener: the current term's, or, on a follower, 503 (api.NotLeaderHeader);
-// GET /v1/members on both.
+// listener: the current term's; on a follower, the reads from the
+// replicated state and 503 (api.NotLeaderHeader) for the rest; GET
+// /v1/members and the member changes on both.
 func (m *member) handler(tcp bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if (r.URL.Path == "/v1/members/join" || r.URL.Path == "/v1/members/remove") && r.Method == http.MethodPost {
@@ -149,6 +153,10 @@ func (m *member) handler(tcp bool) http.Handler {
 			} else {
 				h.socket.ServeHTTP(w, r)
 			}
+			return
+		}
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/v1/agent/") {
+			m.read.serve(tcp, w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -187,7 +187,8 @@ func (c *cluster) leader(cl *client.Client) int {
 // restarts it, and checks that every acknowledged job exists exactly once
 // with the ID it was acknowledged with, on every member: each one's local
 // copy of the log folds to the same jobs. A token issued before the kills
-// lists them over TCP after.
+// lists them over TCP after. A follower lists them too, and refuses a
+// submit.
 func TestFailover(t *testing.T) {
 	c := newCluster(t, "hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit}\n")
 	cl, err := client.Open(c.sockets(), "")
@@ -246,6 +247,33 @@ func TestFailover(t *testing.T) {
 		if acked[j.ID] != j.Name {
 			t.Errorf("job %d is %q, acknowledged as %q", j.ID, j.Name, acked[j.ID])
 		}
+	}
+	// A follower answers reads from its replicated state, and refuses
+	// writes.
+	l := c.leader(cl)
+	f := (l + 1) % 3
+	fc, err := client.Open(filepath.Join(c.data(f), "xce.sock"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fjobs []api.JobInfo
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		fjobs, err = fc.Jobs(context.Background(), "all", true, nil)
+		if err == nil && len(fjobs) == len(jobs) || time.Now().After(end) {
+			break
+		}
+	}
+	if err != nil || len(fjobs) != len(jobs) {
+		t.Fatalf("follower %d's jobs: %d, %v; want %d", f, len(fjobs), err, len(jobs))
+	}
+	for i := range jobs {
+		if fjobs[i].ID != jobs[i].ID || fjobs[i].Name != jobs[i].Name {
+			t.Fatalf("follower %d's job %d: %+v, the leader's %+v", f, i, fjobs[i], jobs[i])
+		}
+	}
+	_, err = fc.Submit(context.Background(), []api.JobRequest{{TasksMin: 1, TasksMax: 1, Command: []string{"/bin/true"}, Cwd: "/"}})
+	if err == nil || !strings.Contains(err.Error(), "not the leader") {
+		t.Fatalf("a submit to a follower: %v", err)
 	}
 	// Every member's copy of the log, once all caught up, folds to the
 	// same jobs.
