@@ -98,6 +98,9 @@ func TestChaos(t *testing.T) {
 			mu.Lock()
 			if err != nil {
 				unsure++ // not acknowledged: it may or may not exist
+				if unsure <= 5 {
+					t.Logf("submit %s not acknowledged: %v", name, err)
+				}
 			} else {
 				acked[rep.IDs[0]] = name
 			}
