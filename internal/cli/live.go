@@ -49,7 +49,7 @@ func (c *conn) client() *client.Client {
 
 // serverFlag adds --server and --token-file to cmd.
 func serverFlag(cmd *cobra.Command, to *conn) {
-	cmd.Flags().StringVar(&to.server, "server", "", "the server: a socket path, or http(s)://host:port with a token (default $XCE_SERVER, else the dev server's socket)")
+	cmd.Flags().StringVar(&to.server, "server", "", "the server: a socket path, or http(s)://host:port with a token; a comma-separated list of them for a replicated control plane (docs/ha.md) (default $XCE_SERVER, else the dev server's socket)")
 	cmd.Flags().StringVar(&to.tokenFile, "token-file", "", "a file holding the token for a server over TCP (default $XCE_TOKEN)")
 }
 
