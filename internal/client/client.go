@@ -165,8 +165,13 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	// wrote: the last attempt wrote the request. The transport tries again
+	// on a new connection only when the server cannot have taken the
+	// request (a kept-alive connection it had closed), so each attempt
+	// starts afresh (GetConn).
 	var wrote atomic.Bool
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GetConn:      func(string) { wrote.Store(false) },
 		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) }}))
 	resp, err := c.http.Do(req)
 	if err != nil {

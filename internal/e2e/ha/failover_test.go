@@ -29,7 +29,15 @@ import (
 // every test skips instead.
 var xceBin, skipAll string
 
+// EnvBin, when set, is an xce binary to test instead of building one (a
+// race-detector build, for instance).
+const EnvBin = "XCE_HA_BIN"
+
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(EnvBin); bin != "" {
+		xceBin = bin
+		os.Exit(m.Run())
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		if g := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(g) {
