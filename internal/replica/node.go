@@ -225,10 +225,10 @@ func raftConfig(addr string, cfg Config, logger hclog.Logger) *raft.Config {
 	rc.LocalID = raft.ServerID(addr)
 	rc.Logger = logger
 	t, d := cfg.Timeouts, DefaultTimeouts
-	rc.HeartbeatTimeout = cmp(t.Heartbeat, d.Heartbeat)
-	rc.ElectionTimeout = cmp(t.Election, d.Election)
-	rc.LeaderLeaseTimeout = cmp(t.LeaderLease, d.LeaderLease)
-	rc.CommitTimeout = cmp(t.Commit, d.Commit)
+	rc.HeartbeatTimeout = orDefault(t.Heartbeat, d.Heartbeat)
+	rc.ElectionTimeout = orDefault(t.Election, d.Election)
+	rc.LeaderLeaseTimeout = orDefault(t.LeaderLease, d.LeaderLease)
+	rc.CommitTimeout = orDefault(t.Commit, d.Commit)
 	if cfg.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = cfg.SnapshotThreshold
 		rc.TrailingLogs = cfg.SnapshotThreshold
@@ -236,7 +236,7 @@ func raftConfig(addr string, cfg Config, logger hclog.Logger) *raft.Config {
 	return rc
 }
 
-func cmp(v, def time.Duration) time.Duration {
+func orDefault(v, def time.Duration) time.Duration {
 	if v > 0 {
 		return v
 	}
