@@ -5,6 +5,10 @@ package api
 // taken, and a client may send it to another member (docs/ha.md).
 const NotLeaderHeader = "Xce-Not-Leader"
 
+// LeaderHeader, on a NotLeaderHeader answer, is the address of the
+// leader's TCP listener (host:port), when the member knows it.
+const LeaderHeader = "Xce-Leader"
+
 // MembersReply is the answer of GET /v1/members: what the member asked
 // says of itself (one entry; xce server members asks each member).
 type MembersReply struct {

@@ -188,7 +188,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if resp.StatusCode != http.StatusOK {
 		e := &api.Error{Status: resp.StatusCode}
 		if resp.Header.Get(api.NotLeaderHeader) != "" {
-			return fmt.Errorf("%w: %s", errNotLeader, bytes.TrimSpace(data))
+			if json.Unmarshal(data, e) != nil || e.Msg == "" {
+				e.Msg = resp.Status
+			}
+			return notLeader{leader: resp.Header.Get(api.LeaderHeader), err: e}
 		}
 		if json.Unmarshal(data, e) != nil || e.Msg == "" {
 			e.Msg = fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))
@@ -358,20 +361,46 @@ func (u unreachable) Error() string        { return u.err.Error() }
 func (u unreachable) Unwrap() error        { return u.err }
 func (u unreachable) Is(target error) bool { return target == errUnreachable }
 
+// notLeader is a member's answer that it is not the leader (it took
+// nothing): errNotLeader, with the leader's API address when it said.
+type notLeader struct {
+	leader string
+	err    *api.Error
+}
+
+func (e notLeader) Error() string        { return e.err.Error() }
+func (e notLeader) Unwrap() error        { return e.err }
+func (e notLeader) Is(target error) bool { return target == errNotLeader }
+
 // failover sends a request to the members in turn, from the one that
-// answered last, until one that leads answers (Client.do).
+// answered last, until one that leads answers (Client.do); a member that
+// names the leader sends the request there next.
 func (c *Client) failover(ctx context.Context, method, path string, in, out any) error {
 	deadline := time.Now().Add(FailoverWait)
 	n := len(c.members)
-	for round := 0; ; round++ {
+	for {
 		var err error
-		first := int(c.leader.Load())
-		for k := range n {
-			i := (first + k) % n
+		tried := make([]bool, n)
+		for next := int(c.leader.Load()); next >= 0; {
+			i := next
+			tried[i] = true
 			err = c.members[i].do(ctx, method, path, in, out)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errUnreachable) {
 				c.leader.Store(int32(i))
 				return err
+			}
+			next = -1
+			for k := 1; k < n; k++ {
+				if j := (i + k) % n; !tried[j] {
+					next = j
+					break
+				}
+			}
+			var nl notLeader
+			if errors.As(err, &nl) && nl.leader != "" {
+				if j := c.member(nl.leader); j >= 0 && !tried[j] {
+					next = j
+				}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -383,6 +412,17 @@ func (c *Client) failover(ctx context.Context, method, path string, in, out any)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// member returns the index of the member whose TCP address is addr
+// (host:port), or -1.
+func (c *Client) member(addr string) int {
+	for i, m := range c.members {
+		if m.base == "http://"+addr || m.base == "https://"+addr {
+			return i
+		}
+	}
+	return -1
 }
 
 // ChangeMember adds (join) or removes a replicated control plane's

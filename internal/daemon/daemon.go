@@ -179,7 +179,7 @@ func Serve(ctx context.Context, o Options) error {
 	dash = dashboard.New(dashboard.Options{View: view, Log: log, API: handler, Tokens: tokens, Logf: o.Logf})
 	w := newWeb(handler, m, dash)
 	loop.Observer = server.Observers{m, w.dash}
-	if err := recordStart(ctx, loop, o.ConfigText, o.Version); err != nil {
+	if err := recordStart(ctx, loop, o.ConfigText, event.Server{Version: o.Version}); err != nil {
 		return err
 	}
 	loopDone := make(chan error, 1)
@@ -317,7 +317,9 @@ func running(st *state.State) []attempt {
 // force when the log says another one is (or none yet), then this start
 // (event.ServerStarted): the scheduler was just rebuilt from the state,
 // and a replay of the log (xce sim verify) rebuilds its own there too.
-func recordStart(ctx context.Context, loop *server.Loop, text, version string) error {
+//
+// srv is the start's payload but its pid, which recordStart sets.
+func recordStart(ctx context.Context, loop *server.Loop, text string, srv event.Server) error {
 	_, err := loop.Before(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
 		if st.Config == text {
 			return nil, nil
@@ -328,7 +330,8 @@ func recordStart(ctx context.Context, loop *server.Loop, text, version string) e
 		return fmt.Errorf("record the configuration: %w", err)
 	}
 	_, err = loop.Before(ctx, func(*state.State, int64) ([]event.Event, error) {
-		return []event.Event{{Type: event.ServerStarted, SkipOK: true, Server: &event.Server{PID: os.Getpid(), Version: version}}}, nil
+		srv.PID = os.Getpid()
+		return []event.Event{{Type: event.ServerStarted, SkipOK: true, Server: &srv}}, nil
 	})
 	if err != nil {
 		return fmt.Errorf("record the start: %w", err)

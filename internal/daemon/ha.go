@@ -159,11 +159,29 @@ func (m *member) handler(tcp bool) http.Handler {
 			m.read.serve(tcp, w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set(api.NotLeaderHeader, "1")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_ = json.NewEncoder(w).Encode(api.Error{Msg: fmt.Sprintf("this server is not the leader (the leader's raft address: %q); ask another", m.node.Leader())})
+		m.notLeader(w)
 	})
+}
+
+// notLeader answers 503 with api.NotLeaderHeader and, when the
+// replicated state knows it, the leader's API address in api.LeaderHeader
+// and the message.
+func (m *member) notLeader(w http.ResponseWriter) {
+	leader := m.node.Leader()
+	var addr string
+	m.node.FSM().View(func(st *state.State) { addr = st.APIs[leader] })
+	msg := "this server is not the leader, and no leader is known yet; ask another"
+	switch {
+	case addr != "":
+		w.Header().Set(api.LeaderHeader, addr)
+		msg = fmt.Sprintf("this server is not the leader; the leader is %s (raft %s)", addr, leader)
+	case leader != "":
+		msg = fmt.Sprintf("this server is not the leader; the leader's raft address is %s", leader)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(api.NotLeaderHeader, "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(api.Error{Msg: msg})
 }
 
 // change serves POST /v1/members/join and /v1/members/remove: an
@@ -266,7 +284,7 @@ func (m *member) term(ctx context.Context) error {
 	dash = dashboard.New(dashboard.Options{View: view, Log: m.local, API: handler, Tokens: tokens, Logf: o.Logf})
 	w := newWeb(handler, met, dash)
 	loop.Observer = server.Observers{met, dash}
-	if err := recordStart(tctx, loop, o.ConfigText, o.Version); err != nil {
+	if err := recordStart(tctx, loop, o.ConfigText, event.Server{Version: o.Version, Raft: m.node.Addr(), API: m.api}); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup

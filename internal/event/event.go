@@ -252,9 +252,14 @@ type Config struct {
 
 // Server is a server's start: its process id and, when known, the
 // version of its binary (the main module's, as `go version -m` gives it).
+// In a replicated control plane it is a leader's start (docs/ha.md), with
+// its raft address and the address of its TCP listener (API), so that
+// followers can say where the leader is.
 type Server struct {
 	PID     int    `json:"pid"`
 	Version string `json:"version,omitempty"`
+	Raft    string `json:"raft,omitempty"`
+	API     string `json:"api,omitempty"`
 }
 
 // Keys are a replicated control plane's shared secrets: SigningKey, the

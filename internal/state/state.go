@@ -106,6 +106,10 @@ type State struct {
 	// Keys are a replicated control plane's shared secrets (the last
 	// event.ClusterKeys), nil for none.
 	Keys *event.Keys `json:"keys,omitempty"`
+	// APIs maps the raft address of each member of a replicated control
+	// plane that has led to the address of its TCP listener (from its
+	// server.started events); nil for a single server.
+	APIs map[string]string `json:"apis,omitempty"`
 }
 
 // New returns the state of an empty log.
@@ -206,6 +210,13 @@ func (s *State) Apply(e event.Event) error {
 	case event.ClusterKeys:
 		k := *e.Keys
 		s.Keys = &k
+	case event.ServerStarted:
+		if e.Server.Raft != "" {
+			if s.APIs == nil {
+				s.APIs = map[string]string{}
+			}
+			s.APIs[e.Server.Raft] = e.Server.API
+		}
 	}
 	return nil
 }

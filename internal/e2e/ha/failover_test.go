@@ -214,7 +214,7 @@ func (c *cluster) leader(cl *client.Client) int {
 // with the ID it was acknowledged with, on every member: each one's local
 // copy of the log folds to the same jobs. A token issued before the kills
 // lists them over TCP after. A follower lists them too, and refuses a
-// submit.
+// submit, naming the leader's address.
 func TestFailover(t *testing.T) {
 	c := newCluster(t, "hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit}\n")
 	cl, err := client.Open(c.sockets(), "")
@@ -298,8 +298,8 @@ func TestFailover(t *testing.T) {
 		}
 	}
 	_, err = fc.Submit(context.Background(), []api.JobRequest{{TasksMin: 1, TasksMax: 1, Command: []string{"/bin/true"}, Cwd: "/"}})
-	if err == nil || !strings.Contains(err.Error(), "not the leader") {
-		t.Fatalf("a submit to a follower: %v", err)
+	if want := "this server is not the leader; the leader is " + c.apis[l] + " (raft " + c.raft[l] + ")"; err == nil || err.Error() != want {
+		t.Fatalf("a submit to a follower: %v, want %q", err, want)
 	}
 	// Every member's copy of the log, once all caught up, folds to the
 	// same jobs.
