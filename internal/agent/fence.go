@@ -7,17 +7,31 @@ import (
 	"time"
 )
 
-// notLeaderHeader is api.NotLeaderHeader: set on the 503 answer of a
-// member of a replicated control plane that is not the leader.
-const notLeaderHeader = "Xce-Not-Leader"
+// notLeaderHeader and leaderHeader are api.NotLeaderHeader and
+// api.LeaderHeader: set on the 503 answer of a member of a replicated
+// control plane that is not the leader, the second with the leader's
+// address when the member knows it.
+const (
+	notLeaderHeader = "Xce-Not-Leader"
+	leaderHeader    = "Xce-Leader"
+)
 
-// next moves the agent on to the server after bases[cur], unless another
-// request did already. A session belongs to the server that gave it: the
-// next server answers it with 410, and the agent registers there again.
-func (r *Remote) next(cur int32) {
-	if len(r.bases) > 1 {
-		r.cur.CompareAndSwap(cur, (cur+1)%int32(len(r.bases)))
+// next moves the agent on from bases[cur], unless another request did
+// already: to the server at leader (host:port) when it is one of the
+// agent's, else to the next one. A session belongs to the server that
+// gave it: the next server answers it with 410, and the agent registers
+// there again.
+func (r *Remote) next(cur int32, leader string) {
+	if len(r.bases) < 2 {
+		return
 	}
+	to := (cur + 1) % int32(len(r.bases))
+	for i, b := range r.bases {
+		if leader != "" && (b == "http://"+leader || b == "https://"+leader) {
+			to = int32(i)
+		}
+	}
+	r.cur.CompareAndSwap(cur, to)
 }
 
 // termFile, in the agent's directory, keeps the highest raft term the

@@ -9,9 +9,10 @@ import (
 	"github.com/xce-sched/xce/internal/event"
 )
 
-// TestFence: an agent refuses a start from an older raft term than one it
-// has seen, records a newer term from any order, and still knows it after
-// a restart (Dir/term).
+// TestFence: an agent of several servers follows a follower's hint of the
+// leader; it refuses a start from an older raft term than one it has
+// seen, records a newer term from any order, and still knows it after a
+// restart (Dir/term).
 func TestFence(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "agent")
 	open := func() *Remote {
@@ -24,6 +25,20 @@ func TestFence(t *testing.T) {
 	r := open()
 	if len(r.bases) != 2 || r.bases[1] != "http://127.0.0.1:2" {
 		t.Fatalf("servers %v", r.bases)
+	}
+	// A follower's answer names the leader: the agent goes there; one
+	// that names none (or another) sends it to the next server.
+	r.next(0, "127.0.0.1:2")
+	if got := r.cur.Load(); got != 1 {
+		t.Fatalf("after a hint of the second server: server %d", got)
+	}
+	r.next(1, "10.0.0.9:7700")
+	if got := r.cur.Load(); got != 0 {
+		t.Fatalf("after an unknown hint: server %d, want 0 (the next)", got)
+	}
+	r.next(1, "") // another request moved it already
+	if got := r.cur.Load(); got != 0 {
+		t.Fatalf("a stale move: server %d, want 0", got)
 	}
 	// A kill from term 7 (of a job the agent does not run) shows term 7.
 	r.carryOut(context.Background(), []Order{{Seq: 1, Kind: KindKill, Job: 9, Attempt: 1, Term: 7, Index: 40}})

@@ -524,7 +524,7 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 	}
 	resp, err := r.http.Do(req)
 	if err != nil {
-		r.next(cur)
+		r.next(cur, "")
 		return fmt.Errorf("cannot reach the server: %w", err)
 	}
 	defer resp.Body.Close()
@@ -541,7 +541,7 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 		}
 		se := &statusError{status: resp.StatusCode, msg: e.Error}
 		if resp.Header.Get(notLeaderHeader) != "" {
-			r.next(cur) // a follower: it took nothing
+			r.next(cur, resp.Header.Get(leaderHeader)) // a follower: it took nothing
 			return se
 		}
 		switch resp.StatusCode {
