@@ -283,9 +283,11 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 // it builds the scheduler, runs every event (a zero-length job ends as it
 // starts), and summarizes. observe, when set, sees every cycle after the
 // recorder does. A finished job keeps only its slot count in its Alloc
-// (Options.CompactDone).
+// (Options.CompactDone), and a job a cycle leaves out as too large to
+// start keeps its host counts from the last cycle that considered it
+// (runtime.Options.SkipTooLarge: the metrics read main reasons only).
 func Replay(ctx context.Context, p *Prepared, reg framework.Registry, observe Observe) (*runtime.Scheduler, *Recorder, Summary, error) {
-	s, err := runtime.New(p.Cluster, runtime.Options{Registry: reg})
+	s, err := runtime.New(p.Cluster, runtime.Options{Registry: reg, SkipTooLarge: true})
 	if err != nil {
 		return nil, nil, Summary{}, err
 	}

@@ -97,6 +97,7 @@ func TestPropertyStandingLive(t *testing.T) {
 		// are submitted between cycles, in ID order.
 		slices.SortStableFunc(spec.Jobs[:initial], func(a, b ct.Job) int { return int(a.Submit - b.Submit) })
 		slack := rapid.Int64Range(0, 1).Draw(t, "end slack")
+		skipTooLarge := rapid.Bool().Draw(t, "skip too large") // the simulator's setting, or the live server's
 		var ss [2]*runtime.Scheduler
 		var later [2][]*cluster.Job
 		for i := range ss {
@@ -106,7 +107,7 @@ func TestPropertyStandingLive(t *testing.T) {
 				later[i] = append(later[i], &j)
 			}
 			c.Jobs = c.Jobs[:initial]
-			s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry(), EndSlack: slack})
+			s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry(), EndSlack: slack, SkipTooLarge: skipTooLarge})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,6 +189,9 @@ func TestPropertyStandingLive(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatal(err)
+				}
+				if err := runtime.CheckRunningByEnd(s); err != nil {
+					t.Fatalf("at %d: %v", now, err)
 				}
 				for _, j := range considered {
 					if j.State != framework.Pending {

@@ -116,7 +116,7 @@ func TestPropertyStanding(t *testing.T) {
 		slices.SortStableFunc(spec.Jobs, func(a, b ct.Job) int { return int(a.Submit - b.Submit) })
 		var ss [2]*runtime.Scheduler
 		for i := range ss {
-			s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+			s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry(), SkipTooLarge: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,7 @@ type dispatcher struct {
 	times   []int64        // scratch: candidate times
 	scan    slotScan       // scratch: window slot minima
 	busy    map[cluster.QueueID]busyOrder
+	due     []*framework.Job // setup's scratch
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
 	// earlier cycle: holdSegment puts them in the projection just before
@@ -386,13 +387,25 @@ func (d *dispatcher) setup() {
 		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
 	}
 	d.proj.reset(d.s.State)
-	d.proj.events = slices.Grow(d.proj.events, len(d.s.Running())+2*len(d.held))
-	for _, j := range d.s.Running() {
-		if at := expectedEnd(j, d.now); at < never {
-			d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
+	// The running jobs' ends, by time then job ID: the scheduler keeps
+	// them by estimated end; those due by now+1 all end at now+1
+	// (expectedEnd), in ID order.
+	ends := d.s.runningByEnd()
+	d.proj.events = slices.Grow(d.proj.events, len(ends)+2*len(d.held))
+	due := 0
+	for due < len(ends) && runEnd(ends[due]) <= d.now+1 {
+		due++
+	}
+	d.due = append(d.due[:0], ends[:due]...)
+	slices.SortFunc(d.due, func(a, b *framework.Job) int { return cmp.Compare(a.Spec.ID, b.Spec.ID) })
+	for _, list := range [2][]*framework.Job{d.due, ends[due:]} {
+		for _, j := range list {
+			if at := expectedEnd(j, d.now); at < never {
+				d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
+			}
 		}
 	}
-	slices.SortFunc(d.proj.events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
+	clear(d.due)
 	clear(d.busy)
 }
 

@@ -230,6 +230,9 @@ func TestPropertyAllFeatures(t *testing.T) {
 				}
 				start[j.Spec.ID] = e.Now
 			}
+			if err := runtime.CheckRunningByEnd(s); err != nil {
+				t.Fatalf("t=%d: %v", e.Now, err)
+			}
 			// Jobs this cycle requeued have not started, for the next.
 			for _, j := range s.Preempted() {
 				if j.State == framework.Pending {

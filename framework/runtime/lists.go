@@ -69,15 +69,37 @@ func (s *Scheduler) Running() []*framework.Job {
 	return s.running
 }
 
-func (s *Scheduler) addRunning(j *framework.Job) { s.running = append(s.running, j) }
+func (s *Scheduler) addRunning(j *framework.Job) {
+	s.running = append(s.running, j)
+	i, _ := slices.BinarySearchFunc(s.byEnd, j, byRunEnd)
+	s.byEnd = slices.Insert(s.byEnd, i, j)
+}
 
-// removeRunning notes that a running job finished; the list drops such
-// jobs when it is next read, or once they are half of it (amortized O(1)
-// per job, with no index to keep).
-func (s *Scheduler) removeRunning() {
+// removeRunning notes that running job j no longer runs. The running list
+// drops such jobs when it is next read, or once they are half of it
+// (amortized O(1) per job, with no index to keep); the list by end drops
+// j now.
+func (s *Scheduler) removeRunning(j *framework.Job) {
 	if s.ended++; s.ended > len(s.running)/2 {
 		s.compactRunning()
 	}
+	i, found := slices.BinarySearchFunc(s.byEnd, j, byRunEnd)
+	if !found || s.byEnd[i] != j {
+		i = slices.Index(s.byEnd, j) // its start or time suspended changed already
+	}
+	if i >= 0 {
+		s.byEnd = slices.Delete(s.byEnd, i, i+1)
+	}
+}
+
+// runningByEnd returns the running jobs by estimated end (runEnd), then
+// job ID. The slice is the scheduler's: do not modify it; it is valid
+// until the next start or finish.
+func (s *Scheduler) runningByEnd() []*framework.Job { return s.byEnd }
+
+// byRunEnd orders running jobs by estimated end, then job ID.
+func byRunEnd(a, b *framework.Job) int {
+	return cmp.Or(cmp.Compare(runEnd(a), runEnd(b)), cmp.Compare(a.Spec.ID, b.Spec.ID))
 }
 
 func (s *Scheduler) compactRunning() {
@@ -114,7 +136,7 @@ func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, fail
 		s.runner.BeginCycle()
 	case framework.Running:
 		s.runner.Release(job)
-		s.removeRunning()
+		s.removeRunning(job)
 	default:
 		return
 	}

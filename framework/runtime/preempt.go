@@ -405,7 +405,7 @@ func (s *Scheduler) preempted(d *dispatcher, v *victim) {
 		s.suspended = append(s.suspended, job)
 	}
 	// Once it no longer runs: the running list may be compacted now.
-	s.removeRunning()
+	s.removeRunning(job)
 }
 
 // requeued puts job, whose allocation the state no longer holds, back to

@@ -77,6 +77,7 @@ type Scheduler struct {
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
 	running []*framework.Job
+	byEnd   []*framework.Job // the running jobs by estimated end, then ID (runningByEnd)
 	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
 
@@ -161,6 +162,14 @@ type Options struct {
 	// in the second before the end planned for it, and sets EndSlack to
 	// that second; a simulation on a clock of its own leaves it 0.
 	EndSlack int64
+	// SkipTooLarge lets a cycle after a release leave out the jobs too
+	// large to start under policies that allow it (framework.SkipsTooLarge):
+	// the decisions and main reasons are the same, but such a job keeps
+	// the host counts of its reasons (PendReasons.Hosts) from the cycle
+	// that last considered it. The simulator sets it (its metrics read
+	// main reasons only); a scheduler whose users read every reason (the
+	// live server, xce schedule) leaves it off.
+	SkipTooLarge bool
 }
 
 // New builds a scheduler for cluster c: it compiles every job's request
@@ -228,7 +237,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		_, skips := policy.(framework.SkipsUnchanged)
 		s.quiet.policies = append(s.quiet.policies, skips)
 		tooLarge := skipsNone
-		if tl, ok := policy.(framework.SkipsTooLarge); ok && skips {
+		if tl, ok := policy.(framework.SkipsTooLarge); ok && skips && opts.SkipTooLarge {
 			tooLarge = skipsTooLarge
 			if tl.FirstBlocked() {
 				tooLarge = skipsAfterFirst

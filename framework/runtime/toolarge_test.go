@@ -12,7 +12,8 @@ import (
 	ct "github.com/xce-sched/xce/internal/clustertest"
 )
 
-// TestReleaseSkipsTooLarge (issue 15), worked by hand: one host of 4
+// TestReleaseSkipsTooLarge (issue 15, runtime.Options.SkipTooLarge),
+// worked by hand: one host of 4
 // slots. Jobs 1 (2 tasks, 10 s) and 2 (2 tasks, 20 s) start at 0. Job 3
 // (1 task, 5 s, submitted at 1), job 4 (4 tasks, 10 s, at 2) and job 5 (1
 // task, 100 s, at 3) pend for want of slots (none is free). At 10 job 1
@@ -42,7 +43,7 @@ func TestReleaseSkipsTooLarge(t *testing.T) {
 				Queues: []cluster.Queue{{Name: "normal", Policy: tc.policy}},
 				Jobs: []ct.Job{{ID: 1, Min: 2, Runtime: 10}, {ID: 2, Min: 2, Runtime: 20}, {ID: 3, Min: 1, Submit: 1, Runtime: 5},
 					{ID: 4, Min: 4, Submit: 2, Runtime: 10}, {ID: 5, Min: 1, Submit: 3, Runtime: 100}}}
-			s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry()})
+			s, err := runtime.New(ct.Build(spec), runtime.Options{Registry: plugins.NewInTreeRegistry(), SkipTooLarge: true})
 			if err != nil {
 				t.Fatal(err)
 			}
