@@ -287,6 +287,7 @@ func (m *member) term(ctx context.Context) error {
 	if err := recordStart(tctx, loop, o.ConfigText, event.Server{Version: o.Version, Raft: m.node.Addr(), API: m.api}); err != nil {
 		return err
 	}
+	at := st.Index // the loop owns st once it runs
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
@@ -298,7 +299,7 @@ func (m *member) term(ctx context.Context) error {
 	m.cur.Store(&handlers{socket: inTerm(tctx, w.socket()), tcp: inTerm(tctx, w.tcp(hub, agentToken, tokens))})
 	defer m.cur.Store(nil)
 	if o.Logf != nil {
-		o.Logf("leading (raft term %d), state at event %d", m.node.Self().Term, st.Index)
+		o.Logf("leading (raft term %d), state at event %d", term, at)
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

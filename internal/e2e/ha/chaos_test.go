@@ -49,8 +49,8 @@ queues:
 // exactly once with its acknowledged ID, no job started twice (each job
 // appends its name to a file when it starts), no host's slots or the
 // license were over-committed (folded from the surviving log), every job
-// finished, the members' logs are the same, and `xce sim verify` finds no
-// difference. It logs the failover times (kill → the first job started by
+// finished, the members' logs agree, and `xce sim verify` finds no
+// difference in the leader's. It logs the failover times (kill → the first job started by
 // the next leader).
 func TestChaos(t *testing.T) {
 	kills := 3
@@ -179,22 +179,33 @@ func TestChaos(t *testing.T) {
 	}
 	agents.stop(t)
 	time.Sleep(500 * time.Millisecond) // the last events reach every member
+	// The followers stop first: the leader, stopped last, has no quorum
+	// left to elect another, which would add its own start to the logs.
+	l = c.leader(cl)
 	for i := range 3 {
-		c.stop(i)
+		if i != l {
+			c.stop(i)
+		}
 	}
+	c.stop(l)
 	logs := make([][]event.Event, 3)
 	for i := range 3 {
 		logs[i] = readLog(t, filepath.Join(c.data(i), "events.db"))
 	}
-	for i := 1; i < 3; i++ {
-		a, _ := json.Marshal(logs[0])
-		b, _ := json.Marshal(logs[i])
-		if string(a) != string(b) {
-			t.Errorf("member %d's log (%d events) differs from member 0's (%d)", i, len(logs[i]), len(logs[0]))
+	// The logs agree; one may lack the last few events (a follower that
+	// stopped before it heard they were committed), which the leader's
+	// has.
+	for i := range 3 {
+		n := min(len(logs[i]), len(logs[l]))
+		a, _ := json.Marshal(logs[l][:n])
+		b, _ := json.Marshal(logs[i][:n])
+		if string(a) != string(b) || len(logs[i]) > len(logs[l]) || len(logs[l])-len(logs[i]) > 2 {
+			t.Errorf("member %d's log (%d events) is not the leader's (%d)", i, len(logs[i]), len(logs[l]))
 		}
 	}
+	logs[0] = logs[l]
 	checkCommitted(t, logs[0], map[string]int{"h1": 2, "h2": 2, "h3": 2, "h4": 2}, 3)
-	out, err := exec.Command(xceBin, "sim", "verify", "--data", c.data(0)).CombinedOutput()
+	out, err := exec.Command(xceBin, "sim", "verify", "--data", c.data(l)).CombinedOutput()
 	if err != nil {
 		t.Errorf("xce sim verify: %v\n%s", err, out)
 	}

@@ -262,7 +262,15 @@ func TestFailover(t *testing.T) {
 		c.start(l)
 	}
 	c.leader(cl)
-	jobs, err := tcp.Jobs(context.Background(), "all", true, nil)
+	// The TCP client may ask a follower, whose state may be a moment
+	// behind (docs/ha.md): it catches up.
+	var jobs []api.JobInfo
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		jobs, err = tcp.Jobs(context.Background(), "all", true, nil)
+		if err == nil && len(jobs) == 8*kills || time.Now().After(end) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

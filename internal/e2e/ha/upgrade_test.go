@@ -101,7 +101,14 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := tcp.Jobs(context.Background(), "all", true, nil)
+	// A follower may answer, a moment behind (docs/ha.md).
+	var jobs []api.JobInfo
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		jobs, err = tcp.Jobs(context.Background(), "all", true, nil)
+		if err == nil && len(jobs) == 5 || time.Now().After(end) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
