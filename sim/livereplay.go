@@ -90,7 +90,7 @@ func (r *LiveReplay) Add(ctx context.Context, e event.Event) error {
 	if err := r.rc.apply(e); err != nil {
 		return err
 	}
-	if e.Type != event.ConfigReloaded && e.Type != event.ServerStarted && r.rc.core != nil {
+	if e.Type != event.ConfigReloaded && e.Type != event.ServerStarted && e.Type != event.ClusterKeys && r.rc.core != nil {
 		r.wantCycle(e.At) // the loop cycles after any change
 	}
 	return nil

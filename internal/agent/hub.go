@@ -44,6 +44,10 @@ type HubOptions struct {
 	HeartbeatTimeout time.Duration
 	KillGrace        time.Duration
 	AllowRoot        bool
+	// Fence, when set (a replicated control plane's leader), returns the
+	// raft term of the leader and the raft index of the entry it appended
+	// last; every order carries them (Order.Term, Order.Index). Nil: 0.
+	Fence func() (term, index uint64)
 	// Now is the clock (time.Now when nil). Logf, when set, logs hosts
 	// registered and lost.
 	Now  func() time.Time
@@ -144,11 +148,19 @@ func (h *Hub) Resume(job event.JobID, attempt int, first string) {
 	h.queue(first, Order{Kind: KindResume, Job: job, Attempt: attempt})
 }
 
+// stamp returns o with the fence's term and index (Order.Term).
+func (h *Hub) stamp(o Order) Order {
+	if h.o.Fence != nil {
+		o.Term, o.Index = h.o.Fence()
+	}
+	return o
+}
+
 func (h *Hub) queue(name string, o Order) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if e := h.hosts[name]; e != nil && e.session != "" {
-		e.addLocked(o)
+		e.addLocked(h.stamp(o))
 	}
 }
 
@@ -219,7 +231,7 @@ func (h *Hub) Register(ctx context.Context, req *RegisterRequest) (RegisterReply
 	})
 	h.mu.Lock()
 	for _, o := range plan.Orders {
-		e.addLocked(o)
+		e.addLocked(h.stamp(o))
 	}
 	h.mu.Unlock()
 	for _, ev := range plan.Events {
@@ -237,7 +249,7 @@ func (h *Hub) Register(ctx context.Context, req *RegisterRequest) (RegisterReply
 	if e.session != session {
 		return RegisterReply{}, fmt.Errorf("host %q: %w", req.Name, ErrSuperseded)
 	}
-	return RegisterReply{Session: session, Orders: slices.Clone(e.orders),
+	return RegisterReply{Session: session, Orders: slices.Clone(e.orders), Term: h.stamp(Order{}).Term,
 		HeartbeatMS: h.o.HeartbeatTimeout.Milliseconds(), KillGraceMS: h.o.KillGrace.Milliseconds()}, nil
 }
 

@@ -78,6 +78,9 @@ type RegisterReply struct {
 	Orders      []Order `json:"orders"`
 	HeartbeatMS int64   `json:"heartbeat_ms"`
 	KillGraceMS int64   `json:"kill_grace_ms"`
+	// Term is the raft term of the leader that registered the agent (0
+	// from a single server): the agent has seen it (Order.Term).
+	Term uint64 `json:"term,omitempty"`
 }
 
 // The kinds of Order and Report.
@@ -104,6 +107,13 @@ type Order struct {
 	Hosts     []event.HostAlloc `json:"hosts,omitempty"`
 	AllowRoot bool              `json:"allow_root,omitempty"`
 	GraceMS   int64             `json:"grace_ms,omitempty"`
+	// Term and Index fence the orders of a replicated control plane
+	// (docs/ha.md): the raft term of the leader that sent the order, and
+	// the raft index of the entry it had last appended then (for a
+	// cycle's start, the cycle's own). An agent refuses a start whose
+	// Term is older than a term it has seen. 0 from a single server.
+	Term  uint64 `json:"term,omitempty"`
+	Index uint64 `json:"index,omitempty"`
 }
 
 // OrdersReply is the answer to a poll: the session's orders after the

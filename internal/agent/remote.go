@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,7 +30,10 @@ import (
 // RemoteOptions configure a remote agent.
 type RemoteOptions struct {
 	// Server is the server's agent address: host:port (plain HTTP), or a
-	// URL, http:// or https://.
+	// URL, http:// or https://; or a comma-separated list of them, the
+	// members of a replicated control plane (docs/ha.md): the agent talks
+	// to one at a time and moves on to the next when it cannot reach it or
+	// it is not the leader.
 	Server string
 	// Name is the host this agent serves, as the configuration names it;
 	// Token the agent token (the server's DATA/agent.token).
@@ -55,8 +59,12 @@ type RemoteOptions struct {
 // are its children, and an agent that exits cannot wait for them any
 // more.
 type Remote struct {
-	o    RemoteOptions
-	base string
+	o     RemoteOptions
+	bases []string     // the servers, one or a replicated control plane's members
+	cur   atomic.Int32 // the index in bases of the one the agent talks to
+	// term is the highest raft term seen in an order or a registration
+	// (kept in Dir/term across restarts); 0 for a single server.
+	term atomic.Uint64
 	http *http.Client
 	j    *journal
 	lock *os.File
@@ -107,13 +115,17 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	if !validName(o.Name) {
 		return nil, fmt.Errorf("agent: %q is not a host name", o.Name)
 	}
-	base := o.Server
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("agent: server %q: want host:port or an http:// or https:// URL", o.Server)
+	var bases []string
+	for _, base := range strings.Split(o.Server, ",") {
+		base = strings.TrimSpace(base)
+		if !strings.Contains(base, "://") {
+			base = "http://" + base
+		}
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("agent: server %q: want host:port or an http:// or https:// URL, or a comma-separated list of them", o.Server)
+		}
+		bases = append(bases, strings.TrimSuffix(u.String(), "/"))
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -140,8 +152,18 @@ func NewRemote(o RemoteOptions) (*Remote, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = o.TLS
-	return &Remote{o: o, base: strings.TrimSuffix(u.String(), "/"), http: &http.Client{Transport: tr}, j: j, lock: lock,
-		heartbeat: 30 * time.Second, registeredC: make(chan struct{}, 1)}, nil
+	r := &Remote{o: o, bases: bases, http: &http.Client{Transport: tr}, j: j, lock: lock,
+		heartbeat: 30 * time.Second, registeredC: make(chan struct{}, 1)}
+	if data, err := os.ReadFile(filepath.Join(dir, termFile)); err == nil {
+		t, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil {
+			lock.Close()
+			j.close()
+			return nil, fmt.Errorf("agent: %s: %w", filepath.Join(dir, termFile), err)
+		}
+		r.term.Store(t)
+	}
+	return r, nil
 }
 
 // takeDir creates dir (0711: job users pass through it to the work
@@ -335,6 +357,7 @@ func (r *Remote) register(ctx context.Context, run bool) error {
 		return err
 	}
 	r.j.registered(running, finished)
+	r.see(out.Term)
 	r.mu.Lock()
 	r.session, r.after = out.Session, 0
 	if out.HeartbeatMS > 0 {
@@ -364,6 +387,11 @@ func (r *Remote) carryOut(ctx context.Context, orders []Order) {
 	for _, o := range orders {
 		r.after = max(r.after, o.Seq)
 		k := key{o.Job, o.Attempt}
+		if o.Kind == KindStart && o.Term < r.term.Load() {
+			r.o.Logf("job %d attempt %d: refused a start from raft term %d (index %d): term %d was seen", o.Job, o.Attempt, o.Term, o.Index, r.term.Load())
+			continue
+		}
+		r.see(o.Term)
 		switch {
 		case o.Kind == KindKill:
 			if err := r.j.kill(k, time.Duration(o.GraceMS)*time.Millisecond); err != nil {
@@ -444,7 +472,7 @@ func (r *Remote) retry(ctx context.Context, err error, b *backoff) bool {
 	}
 	r.o.Logf("%v", err)
 	select {
-	case <-time.After(b.next(r.heartbeatTimeout() / 4)):
+	case <-time.After(b.next(r.retryLimit())):
 		return true
 	case <-ctx.Done():
 		return false
@@ -485,7 +513,8 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 	timeout := 30*time.Second + MaxWait
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, body)
+	cur := r.cur.Load()
+	req, err := http.NewRequestWithContext(ctx, method, r.bases[cur]+path, body)
 	if err != nil {
 		return err
 	}
@@ -495,6 +524,7 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 	}
 	resp, err := r.http.Do(req)
 	if err != nil {
+		r.next(cur, "")
 		return fmt.Errorf("cannot reach the server: %w", err)
 	}
 	defer resp.Body.Close()
@@ -510,6 +540,10 @@ func (r *Remote) call(ctx context.Context, method, path string, in, out any) err
 			e.Error = strings.TrimSpace(string(data))
 		}
 		se := &statusError{status: resp.StatusCode, msg: e.Error}
+		if resp.Header.Get(notLeaderHeader) != "" {
+			r.next(cur, resp.Header.Get(leaderHeader)) // a follower: it took nothing
+			return se
+		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized, http.StatusBadRequest, http.StatusNotFound, http.StatusConflict:
 			return fmt.Errorf("%w: %w", ErrRefused, se)

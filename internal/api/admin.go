@@ -356,6 +356,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			fail(w, &Error{Status: http.StatusInternalServerError, Msg: err.Error()})
 			return
 		}
+		if e.Keys != nil {
+			e.Keys = &event.Keys{} // shared secrets: never shown
+		}
 		rep.Events = append(rep.Events, e)
 	}
 	reply(w, http.StatusOK, rep)

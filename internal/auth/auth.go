@@ -75,6 +75,20 @@ func LoadKey(dir string) (*Issuer, error) {
 	return &Issuer{key: key, now: time.Now}, nil
 }
 
+// NewIssuer returns the issuer of a key given as 64 hex digits (a
+// replicated control plane's shared key, event.Keys); an error when it is
+// not that.
+func NewIssuer(keyHex string) (*Issuer, error) {
+	key, err := hex.DecodeString(strings.TrimSpace(keyHex))
+	if err != nil || len(key) != 32 {
+		return nil, errors.New("not a signing key (64 hex digits)")
+	}
+	return &Issuer{key: key, now: time.Now}, nil
+}
+
+// Hex returns the issuer's key as 64 hex digits (for event.Keys).
+func (i *Issuer) Hex() string { return hex.EncodeToString(i.key) }
+
 type claims struct {
 	UID uint32 `json:"uid"`
 	GID uint32 `json:"gid"`

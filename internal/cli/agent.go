@@ -76,7 +76,7 @@ details.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&server, "server", api.DefaultListen, "the server's agent address: host:port, or an http:// or https:// URL")
+	fl.StringVar(&server, "server", api.DefaultListen, "the server's agent address: host:port, or an http:// or https:// URL; a comma-separated list for the members of a replicated control plane (docs/ha.md)")
 	fl.StringVar(&name, "name", "", "the host this agent serves (default: this machine's host name)")
 	fl.StringVar(&tokenFile, "token-file", "", "the agent token (a copy of the server's DATA/agent.token)")
 	fl.StringVar(&dir, "dir", "", "the agent's directory: journal and job scripts (default $TMPDIR/xce-agent-HOST)")

@@ -49,15 +49,16 @@ func (c *conn) client() *client.Client {
 
 // serverFlag adds --server and --token-file to cmd.
 func serverFlag(cmd *cobra.Command, to *conn) {
-	cmd.Flags().StringVar(&to.server, "server", "", "the server: a socket path, or http(s)://host:port with a token (default $XCE_SERVER, else the dev server's socket)")
+	cmd.Flags().StringVar(&to.server, "server", "", "the server: a socket path, or http(s)://host:port with a token; a comma-separated list of them for a replicated control plane (docs/ha.md) (default $XCE_SERVER, else the dev server's socket)")
 	cmd.Flags().StringVar(&to.tokenFile, "token-file", "", "a file holding the token for a server over TCP (default $XCE_TOKEN)")
 }
 
 func newServeCmd() *cobra.Command {
-	var config, data, listen, cert, key string
+	var config, data, listen, cert, key, raftAddr string
+	var peers []string
 	var dev bool
 	cmd := &cobra.Command{
-		Use:   "serve (--dev | --config FILE --data DIR) [--listen ADDR] [--tls-cert FILE --tls-key FILE]",
+		Use:   "serve (--dev | --config FILE --data DIR) [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--raft ADDR --peers RAFTADDR,...]",
 		Short: "Run the live scheduler's server",
 		Long: `Run the live scheduler: the event log in the data directory, the API on the
 data directory's Unix socket (xce.sock). With --dev, a one-host cluster of
@@ -74,6 +75,10 @@ server listens for users and browsers on a free loopback port unless
 --listen says where ("" for none), and prints a link that logs you in.
 SIGINT or SIGTERM stops it cleanly (a dev server's jobs are killed; a
 configured cluster's jobs go on under their agents).
+With --raft, the server is one member of a replicated control plane of 3
+or 5 servers (docs/ha.md): --raft is its raft address, --peers the raft
+addresses of the first members (all of them, this one included), from
+which a member without raft state bootstraps the cluster.
 docs/daemon.md describes the configuration and what is not built yet.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -106,7 +111,11 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			errOut := cmd.ErrOrStderr()
+			if len(peers) > 0 && raftAddr == "" {
+				return badInput(errors.New("--peers needs --raft: this server's raft address"))
+			}
 			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, Version: Version, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key,
+				Raft: raftAddr, Peers: peers, RaftLog: errOut,
 				Logf: logTo(errOut),
 				Ready: func(socket, addr string) {
 					switch {
@@ -136,6 +145,8 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 	fl.StringVar(&listen, "listen", api.DefaultListen, "the TCP address for agents, users with tokens and the dashboard (--dev: a free loopback port; \"\" for none); not loopback: needs --tls-cert and --tls-key")
 	fl.StringVar(&cert, "tls-cert", "", "the TCP listener's TLS certificate chain (PEM)")
 	fl.StringVar(&key, "tls-key", "", "the TCP listener's TLS private key (PEM)")
+	fl.StringVar(&raftAddr, "raft", "", "this server's raft address, host:port: a member of a replicated control plane (docs/ha.md)")
+	fl.StringSliceVar(&peers, "peers", nil, "the raft addresses of the cluster's first members, this one's included (bootstrap)")
 	return cmd
 }
 

@@ -85,6 +85,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newReconfigCmd(),
 		newTokenCmd(),
 		newImportCmd(),
+		newServerCmd(),
 	)
 	return root
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,12 +26,17 @@ import (
 	"github.com/xce-sched/xce/internal/limitview"
 )
 
-// Client talks to one server.
+// Client talks to one server, or to the members of a replicated control
+// plane (docs/ha.md), whichever leads.
 type Client struct {
 	http  *http.Client
 	base  string
 	token string // presented over TCP as "Authorization: Bearer TOKEN"
 	err   error  // why the client could not be made (Dial): every call fails with it
+
+	name    string       // the socket path or the URL, for errors
+	members []*Client    // a replicated control plane's members, one client each
+	leader  atomic.Int32 // the index in members of the one that answered last
 }
 
 // Dial is Open whose error, if any, every call of the client returns.
@@ -47,7 +53,23 @@ func Dial(server, tokenFile string) *Client {
 // listener, to which it presents a token: $XCE_TOKEN, else the contents of
 // tokenFile. For https, the server's certificate is checked against the
 // system's roots, or the PEM file $XCE_CA when set.
+//
+// A comma-separated list names the members of a replicated control plane:
+// each call goes to the member that answered the last one, and on to the
+// next when a member is not the leader or cannot be reached before the
+// request was sent (Client.do).
 func Open(server, tokenFile string) (*Client, error) {
+	if list := strings.Split(server, ","); len(list) > 1 {
+		c := &Client{}
+		for _, s := range list {
+			m, err := Open(strings.TrimSpace(s), tokenFile)
+			if err != nil {
+				return nil, err
+			}
+			c.members = append(c.members, m)
+		}
+		return c, nil
+	}
 	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
 		return New(server), nil
 	}
@@ -78,7 +100,8 @@ func Open(server, tokenFile string) (*Client, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &Client{http: &http.Client{Transport: tr}, base: strings.TrimSuffix(u.Scheme+"://"+u.Host, "/"), token: token}, nil
+	base := strings.TrimSuffix(u.Scheme+"://"+u.Host, "/")
+	return &Client{http: &http.Client{Transport: tr}, base: base, token: token, name: base}, nil
 }
 
 // DevSocket is where a dev server (`xce serve --dev` without --data) of
@@ -108,14 +131,24 @@ func New(socket string) *Client {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", socket)
 	}}
-	return &Client{http: &http.Client{Transport: tr}, base: "http://xce"}
+	return &Client{http: &http.Client{Transport: tr}, base: "http://xce", name: socket}
 }
 
 // do sends a request with body in (nil: none) and decodes the answer into
 // out. An error answer is an *api.Error with its status.
+//
+// With members, a request goes to the member that answered last, and to
+// the next one when that one is not the leader (503 with the not-leader
+// header: it took nothing) or could not be reached (no request sent), a
+// round every 200 ms, for at most FailoverWait. Any other answer or error
+// is returned as it is: a write a member took but did not answer is not
+// sent again (it may have been carried out).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	if c.err != nil {
 		return c.err
+	}
+	if len(c.members) > 0 {
+		return c.failover(ctx, method, path, in, out)
 	}
 	var body io.Reader
 	if in != nil {
@@ -132,15 +165,20 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	// wrote: the last attempt wrote the request. The transport tries again
+	// on a new connection only when the server cannot have taken the
+	// request (a kept-alive connection it had closed), so each attempt
+	// starts afresh (GetConn).
 	var wrote atomic.Bool
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GetConn:      func(string) { wrote.Store(false) },
 		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) }}))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if wrote.Load() && method != http.MethodGet {
 			return fmt.Errorf("the xce server took the request but did not answer (it may have stopped): it may or may not have been carried out; check (xce jobs): %w", err)
 		}
-		return fmt.Errorf("cannot reach the xce server: %w", err)
+		return fmt.Errorf("cannot reach the xce server: %w", unreachable{err})
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -149,6 +187,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &api.Error{Status: resp.StatusCode}
+		if resp.Header.Get(api.NotLeaderHeader) != "" {
+			if json.Unmarshal(data, e) != nil || e.Msg == "" {
+				e.Msg = resp.Status
+			}
+			return notLeader{leader: resp.Header.Get(api.LeaderHeader), err: e}
+		}
 		if json.Unmarshal(data, e) != nil || e.Msg == "" {
 			e.Msg = fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))
 		}
@@ -298,4 +342,121 @@ func (c *Client) Token(ctx context.Context, user string, ttl time.Duration) (api
 	var rep api.TokenReply
 	err := c.do(ctx, http.MethodPost, "/v1/tokens", api.TokenRequest{User: user, TTL: int64(ttl / time.Second)}, &rep)
 	return rep, err
+}
+
+// FailoverWait bounds how long a client of a replicated control plane
+// looks for its leader before it gives up with the last error.
+const FailoverWait = 30 * time.Second
+
+var (
+	errNotLeader   = errors.New("not the leader")
+	errUnreachable = errors.New("unreachable")
+)
+
+// unreachable is a request that was not sent: its error reads as the
+// dial's, and is errUnreachable.
+type unreachable struct{ err error }
+
+func (u unreachable) Error() string        { return u.err.Error() }
+func (u unreachable) Unwrap() error        { return u.err }
+func (u unreachable) Is(target error) bool { return target == errUnreachable }
+
+// notLeader is a member's answer that it is not the leader (it took
+// nothing): errNotLeader, with the leader's API address when it said.
+type notLeader struct {
+	leader string
+	err    *api.Error
+}
+
+func (e notLeader) Error() string        { return e.err.Error() }
+func (e notLeader) Unwrap() error        { return e.err }
+func (e notLeader) Is(target error) bool { return target == errNotLeader }
+
+// failover sends a request to the members in turn, from the one that
+// answered last, until one that leads answers (Client.do); a member that
+// names the leader sends the request there next.
+func (c *Client) failover(ctx context.Context, method, path string, in, out any) error {
+	deadline := time.Now().Add(FailoverWait)
+	n := len(c.members)
+	for {
+		var err error
+		tried := make([]bool, n)
+		for next := int(c.leader.Load()); next >= 0; {
+			i := next
+			tried[i] = true
+			err = c.members[i].do(ctx, method, path, in, out)
+			if !errors.Is(err, errNotLeader) && !errors.Is(err, errUnreachable) {
+				c.leader.Store(int32(i))
+				return err
+			}
+			next = -1
+			for k := 1; k < n; k++ {
+				if j := (i + k) % n; !tried[j] {
+					next = j
+					break
+				}
+			}
+			var nl notLeader
+			if errors.As(err, &nl) && nl.leader != "" {
+				if j := c.member(nl.leader); j >= 0 && !tried[j] {
+					next = j
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// member returns the index of the member whose TCP address is addr
+// (host:port), or -1.
+func (c *Client) member(addr string) int {
+	for i, m := range c.members {
+		if m.base == "http://"+addr || m.base == "https://"+addr {
+			return i
+		}
+	}
+	return -1
+}
+
+// ChangeMember adds (join) or removes a replicated control plane's
+// member at raft address addr, through whichever member leads.
+func (c *Client) ChangeMember(ctx context.Context, addr string, join bool) error {
+	path := "/v1/members/remove"
+	if join {
+		path = "/v1/members/join"
+	}
+	var rep map[string]bool
+	return c.do(ctx, http.MethodPost, path, api.MemberChange{Raft: addr}, &rep)
+}
+
+// Members returns what each member of a replicated control plane says of
+// itself (GET /v1/members), in the order of the list the client was made
+// with; a member that does not answer is left out, and its error is
+// returned with what the others said.
+func (c *Client) Members(ctx context.Context) ([]api.Member, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	one := []*Client{c}
+	if len(c.members) > 0 {
+		one = c.members
+	}
+	var out []api.Member
+	var errs []error
+	for _, m := range one {
+		var rep api.MembersReply
+		if err := m.do(ctx, http.MethodGet, "/v1/members", nil, &rep); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.name, err))
+			continue
+		}
+		out = append(out, rep.Members...)
+	}
+	return out, errors.Join(errs...)
 }

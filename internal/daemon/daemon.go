@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -64,6 +65,14 @@ type Options struct {
 	// is DataDir/agent.token, made at the first start.
 	Listen          string
 	TLSCert, TLSKey string
+	// Raft, when set, makes the server a member of a replicated control
+	// plane (docs/ha.md): its raft address, host:port. Peers are the raft
+	// addresses of the cluster's first members (Raft among them): a member
+	// without raft state bootstraps the cluster from them. RaftLog, when
+	// set, receives raft's warnings and errors.
+	Raft    string
+	Peers   []string
+	RaftLog io.Writer
 	// Logf, when set, logs the remote agents' registrations and losses.
 	Logf func(format string, args ...any)
 	// Ready, when set, is called once the socket (and the TCP listener,
@@ -76,8 +85,12 @@ type Options struct {
 }
 
 // Serve runs a server until ctx ends (then it returns nil, after killing
-// a dev server's jobs) or it fails.
+// a dev server's jobs) or it fails. With o.Raft set it runs a member of a
+// replicated control plane instead (docs/ha.md).
 func Serve(ctx context.Context, o Options) error {
+	if o.Raft != "" {
+		return serveHA(ctx, o)
+	}
 	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
 		return err
 	}
@@ -167,7 +180,7 @@ func Serve(ctx context.Context, o Options) error {
 	dash = dashboard.New(dashboard.Options{View: view, Log: log, API: handler, Tokens: tokens, Logf: o.Logf})
 	w := newWeb(handler, m, dash)
 	loop.Observer = server.Observers{m, w.dash}
-	if err := recordStart(ctx, loop, o.ConfigText, o.Version); err != nil {
+	if err := recordStart(ctx, loop, o.ConfigText, event.Server{Version: o.Version}); err != nil {
 		return err
 	}
 	loopDone := make(chan error, 1)
@@ -305,7 +318,9 @@ func running(st *state.State) []attempt {
 // force when the log says another one is (or none yet), then this start
 // (event.ServerStarted): the scheduler was just rebuilt from the state,
 // and a replay of the log (xce sim verify) rebuilds its own there too.
-func recordStart(ctx context.Context, loop *server.Loop, text, version string) error {
+//
+// srv is the start's payload but its pid, which recordStart sets.
+func recordStart(ctx context.Context, loop *server.Loop, text string, srv event.Server) error {
 	_, err := loop.Before(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
 		if st.Config == text {
 			return nil, nil
@@ -316,7 +331,8 @@ func recordStart(ctx context.Context, loop *server.Loop, text, version string) e
 		return fmt.Errorf("record the configuration: %w", err)
 	}
 	_, err = loop.Before(ctx, func(*state.State, int64) ([]event.Event, error) {
-		return []event.Event{{Type: event.ServerStarted, SkipOK: true, Server: &event.Server{PID: os.Getpid(), Version: version}}}, nil
+		srv.PID = os.Getpid()
+		return []event.Event{{Type: event.ServerStarted, SkipOK: true, Server: &srv}}, nil
 	})
 	if err != nil {
 		return fmt.Errorf("record the start: %w", err)

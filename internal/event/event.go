@@ -53,6 +53,12 @@ const (
 	// reservations, fair-share usage) starts afresh there, so a replay
 	// (xce sim verify) rebuilds at the same point. Written with SkipOK.
 	ServerStarted Type = "server.started"
+	// ClusterKeys: the secrets every member of a replicated control plane
+	// shares (payload Keys; docs/ha.md): the key that signs users' tokens
+	// and the agents' token, written once by the first leader, so that a
+	// token issued through any member is valid on all of them and an agent
+	// may register through any of them.
+	ClusterKeys Type = "cluster.keys"
 )
 
 // Event is one durable change. Index is assigned by the store when the
@@ -74,6 +80,7 @@ type Event struct {
 	Host     *Host     `json:"host,omitempty"`
 	Config   *Config   `json:"config,omitempty"`
 	Server   *Server   `json:"server,omitempty"`
+	Keys     *Keys     `json:"keys,omitempty"`
 }
 
 // JobID identifies a job; the server assigns them from 1, in submit order.
@@ -245,9 +252,23 @@ type Config struct {
 
 // Server is a server's start: its process id and, when known, the
 // version of its binary (the main module's, as `go version -m` gives it).
+// In a replicated control plane it is a leader's start (docs/ha.md), with
+// its raft address and the address of its TCP listener (API), so that
+// followers can say where the leader is.
 type Server struct {
 	PID     int    `json:"pid"`
 	Version string `json:"version,omitempty"`
+	Raft    string `json:"raft,omitempty"`
+	API     string `json:"api,omitempty"`
+}
+
+// Keys are a replicated control plane's shared secrets: SigningKey, the
+// HMAC key of users' tokens (64 hex digits, internal/auth), and
+// AgentToken, the token agents present (internal/agent). The API never
+// shows them (GET /v1/events blanks them).
+type Keys struct {
+	SigningKey string `json:"signing_key"`
+	AgentToken string `json:"agent_token"`
 }
 
 // ErrUnknown is returned (wrapped) by Decode for an event of a type this
@@ -258,7 +279,7 @@ var ErrUnknown = errors.New("unknown event type")
 // other.
 func (e *Event) payload() error {
 	set := 0
-	for _, p := range []bool{e.Submit != nil, e.Cycle != nil, e.Started != nil, e.Finished != nil, e.Killed != nil, e.Host != nil, e.Config != nil, e.Server != nil} {
+	for _, p := range []bool{e.Submit != nil, e.Cycle != nil, e.Started != nil, e.Finished != nil, e.Killed != nil, e.Host != nil, e.Config != nil, e.Server != nil, e.Keys != nil} {
 		if p {
 			set++
 		}
@@ -281,6 +302,8 @@ func (e *Event) payload() error {
 		ok = e.Config != nil
 	case ServerStarted:
 		ok = e.Server != nil
+	case ClusterKeys:
+		ok = e.Keys != nil
 	default:
 		return fmt.Errorf("event %d: %w %q", e.Index, ErrUnknown, e.Type)
 	}

@@ -13,6 +13,7 @@
 package state
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -102,6 +103,13 @@ type State struct {
 	Cycles int64   `json:"cycles"` // cycles decided
 	Jobs   []*Job  `json:"jobs"`   // Jobs[i] has ID i+1
 	Hosts  []*Host `json:"hosts"`  // by name
+	// Keys are a replicated control plane's shared secrets (the last
+	// event.ClusterKeys), nil for none.
+	Keys *event.Keys `json:"keys,omitempty"`
+	// APIs maps the raft address of each member of a replicated control
+	// plane that has led to the address of its TCP listener (from its
+	// server.started events); nil for a single server.
+	APIs map[string]string `json:"apis,omitempty"`
 }
 
 // New returns the state of an empty log.
@@ -199,6 +207,16 @@ func (s *State) Apply(e event.Event) error {
 		}
 	case event.ConfigReloaded:
 		s.Config = e.Config.Text
+	case event.ClusterKeys:
+		k := *e.Keys
+		s.Keys = &k
+	case event.ServerStarted:
+		if e.Server.Raft != "" {
+			if s.APIs == nil {
+				s.APIs = map[string]string{}
+			}
+			s.APIs[e.Server.Raft] = e.Server.API
+		}
 	}
 	return nil
 }
@@ -309,6 +327,10 @@ func (s *State) Check(e event.Event) error {
 	case event.HostRegistered, event.HostLost, event.HostClosed, event.HostOpened:
 		if e.Host.Name == "" {
 			return bad("no host name")
+		}
+	case event.ClusterKeys:
+		if k, err := hex.DecodeString(e.Keys.SigningKey); err != nil || len(k) != 32 || e.Keys.AgentToken == "" {
+			return bad("want a signing key of 64 hex digits and an agent token")
 		}
 	}
 	return nil

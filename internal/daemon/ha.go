@@ -1,0 +1,421 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xce-sched/xce/framework/plugins"
+	"github.com/xce-sched/xce/internal/agent"
+	"github.com/xce-sched/xce/internal/api"
+	"github.com/xce-sched/xce/internal/auth"
+	"github.com/xce-sched/xce/internal/dashboard"
+	"github.com/xce-sched/xce/internal/event"
+	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/metrics"
+	"github.com/xce-sched/xce/internal/replica"
+	"github.com/xce-sched/xce/internal/server"
+	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/internal/store"
+)
+
+// member is one server of a replicated control plane: its raft node, and
+// the handlers of its current term as the leader (none as a follower).
+type member struct {
+	o     Options
+	node  *replica.Node
+	local *store.Store // the local copy of the replicated event log
+	api   string       // the TCP listener's address
+	cur   atomic.Pointer[handlers]
+	read  reader // a follower's reads
+}
+
+type handlers struct{ socket, tcp http.Handler }
+
+// serveHA runs one member of a replicated control plane (o.Raft set;
+// docs/ha.md) until ctx ends (nil) or it fails. The member serves the API
+// and the agents while it leads; a follower answers the API's reads from
+// its replicated state (reader) and every other request with 503 and
+// api.NotLeaderHeader.
+func serveHA(ctx context.Context, o Options) error {
+	if o.Dev {
+		return errors.New("a dev server is not replicated: --raft needs --config and --listen")
+	}
+	if o.Listen == "" {
+		return errors.New("--raft needs --listen: clients and agents reach the members over TCP")
+	}
+	if err := os.MkdirAll(o.DataDir, 0o755); err != nil {
+		return err
+	}
+	local, err := store.Open(filepath.Join(o.DataDir, "events.db"), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer local.Close()
+	// A single server's data directory becomes the first member of a
+	// cluster: its state seeds the raft state (replica.Config.Initial).
+	var initial *state.State
+	if _, err := os.Stat(filepath.Join(o.DataDir, "raft", "raft.db")); local.Last() > 0 && errors.Is(err, os.ErrNotExist) {
+		if initial, err = server.Recover(local); err != nil {
+			return err
+		}
+		if o.Logf != nil {
+			o.Logf("the single server's event log (%d events) starts the cluster", initial.Index)
+		}
+	}
+	cp := &copier{log: local, logf: o.Logf}
+	node, err := replica.Open(replica.Config{Addr: o.Raft, Dir: filepath.Join(o.DataDir, "raft"), Peers: o.Peers,
+		Initial: initial, OnApply: cp.apply, LogOutput: o.RaftLog})
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+	tcp, err := api.ListenTCP(o.Listen, o.TLSCert, o.TLSKey)
+	if err != nil {
+		return err
+	}
+	defer tcp.Close()
+	socket := filepath.Join(o.DataDir, "xce.sock")
+	sock, err := api.ListenUnix(socket)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(socket)
+	m := &member{o: o, node: node, local: local, api: tcp.Addr().String()}
+	m.read.m = m
+	sockSrv := &http.Server{Handler: m.handler(false), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
+	tcpSrv := &http.Server{Handler: m.handler(true), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	srvDone := make(chan error, 2)
+	go func() { srvDone <- sockSrv.Serve(sock) }()
+	go func() { srvDone <- tcpSrv.Serve(tcp) }()
+	if o.Ready != nil {
+		o.Ready(socket, m.api)
+	}
+	var runErr error
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case err := <-srvDone:
+			runErr = err
+			break wait
+		case <-tick.C:
+		}
+		if !node.IsLeader() {
+			continue
+		}
+		if err := m.term(ctx); err != nil && ctx.Err() == nil && o.Logf != nil {
+			o.Logf("no longer leading: %v", err)
+		}
+	}
+	shut, done := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer done()
+	_ = sockSrv.Shutdown(shut)
+	_ = tcpSrv.Shutdown(shut)
+	return runErr
+}
+
+// handler returns the handler of the socket (tcp false) or of the TCP
+// listener: the current term's; on a follower, the reads from the
+// replicated state and 503 (api.NotLeaderHeader) for the rest; GET
+// /v1/members and the member changes on both.
+func (m *member) handler(tcp bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.URL.Path == "/v1/members/join" || r.URL.Path == "/v1/members/remove") && r.Method == http.MethodPost {
+			m.change(w, r, tcp)
+			return
+		}
+		if r.URL.Path == "/v1/members" && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			self := m.node.Self()
+			_ = json.NewEncoder(w).Encode(api.MembersReply{Members: []api.Member{{ID: self.ID, API: m.api, Raft: self.Raft,
+				Role: self.Role, Term: self.Term, LastIndex: self.LastIndex}}})
+			return
+		}
+		if h := m.cur.Load(); h != nil {
+			if tcp {
+				h.tcp.ServeHTTP(w, r)
+			} else {
+				h.socket.ServeHTTP(w, r)
+			}
+			return
+		}
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/v1/agent/") {
+			m.read.serve(tcp, w, r)
+			return
+		}
+		m.notLeader(w)
+	})
+}
+
+// notLeader answers 503 with api.NotLeaderHeader and, when the
+// replicated state knows it, the leader's API address in api.LeaderHeader
+// and the message.
+func (m *member) notLeader(w http.ResponseWriter) {
+	leader := m.node.Leader()
+	var addr string
+	m.node.FSM().View(func(st *state.State) { addr = st.APIs[leader] })
+	msg := "this server is not the leader, and no leader is known yet; ask another"
+	switch {
+	case addr != "":
+		w.Header().Set(api.LeaderHeader, addr)
+		msg = fmt.Sprintf("this server is not the leader; the leader is %s (raft %s)", addr, leader)
+	case leader != "":
+		msg = fmt.Sprintf("this server is not the leader; the leader's raft address is %s", leader)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(api.NotLeaderHeader, "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(api.Error{Msg: msg})
+}
+
+// change serves POST /v1/members/join and /v1/members/remove: an
+// administrator, on the socket only, adds or removes the member of a raft
+// address (api.MemberChange). A follower answers 503 (not the leader).
+func (m *member) change(w http.ResponseWriter, r *http.Request, tcp bool) {
+	fail := func(status int, msg string, notLeader bool) {
+		w.Header().Set("Content-Type", "application/json")
+		if notLeader {
+			w.Header().Set(api.NotLeaderHeader, "1")
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(api.Error{Msg: msg})
+	}
+	c, ok := api.CallerOf(r.Context())
+	if tcp || !ok || (c.UID != 0 && !slices.Contains(m.o.Server.Admins, c.User)) {
+		fail(http.StatusForbidden, "members are added and removed by an administrator, on a member's socket", false)
+		return
+	}
+	var req api.MemberChange
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Raft == "" {
+		fail(http.StatusBadRequest, `want {"raft": "host:port"}`, false)
+		return
+	}
+	if _, _, err := net.SplitHostPort(req.Raft); err != nil {
+		fail(http.StatusBadRequest, fmt.Sprintf("raft address %q: %v", req.Raft, err), false)
+		return
+	}
+	var err error
+	if strings.HasSuffix(r.URL.Path, "/join") {
+		err = m.node.Join(r.Context(), req.Raft)
+	} else {
+		err = m.node.Remove(r.Context(), req.Raft)
+	}
+	switch {
+	case errors.Is(err, replica.ErrNotLeader):
+		fail(http.StatusServiceUnavailable, err.Error(), true)
+	case err != nil:
+		fail(http.StatusInternalServerError, err.Error(), false)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]bool{"ok": true})
+	}
+}
+
+// term serves as the leader: it waits until the FSM has applied what
+// earlier leaders committed, builds the core from that state (the
+// scheduler starts afresh, as at a server's start: event.ServerStarted),
+// and runs the loop, the agents' hub and the API until the node stops
+// leading (or ctx ends, or the loop fails).
+func (m *member) term(ctx context.Context) error {
+	o := m.o
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bctx, bdone := context.WithTimeout(tctx, 10*time.Second)
+	err := m.node.Barrier(bctx)
+	bdone()
+	if err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
+	st, _, err := m.node.FSM().Clone()
+	if err != nil {
+		return err
+	}
+	core, err := live.New(o.Cluster, st, plugins.NewInTreeRegistry())
+	if err != nil {
+		return fmt.Errorf("the replicated log does not fit the configuration: %w", err)
+	}
+	var loop *server.Loop
+	term := m.node.Self().Term // a leader's term does not change while it leads
+	names := make([]string, len(o.Cluster.Hosts))
+	for i, h := range o.Cluster.Hosts {
+		names[i] = h.Name
+	}
+	view := func(fn func(k *live.Core)) { loop.View(fn) }
+	hub := agent.NewHub(agent.HubOptions{Hosts: names,
+		Do: func(ctx context.Context, mk func(*state.State, int64) ([]event.Event, error)) ([]event.Event, error) {
+			return loop.Do(ctx, mk)
+		},
+		DoEach: func(ctx context.Context, makes []agent.Make) ([][]event.Event, []error) {
+			return loop.DoEach(ctx, makes)
+		},
+		View:             func(fn func(*state.State)) { loop.View(func(k *live.Core) { fn(k.State) }) },
+		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf,
+		Fence: func() (uint64, uint64) { return term, m.node.Appended() }})
+	loop = server.NewLoop(core, m.node, hub, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
+	tokens, agentToken, err := m.keys(tctx, loop)
+	if err != nil {
+		return err
+	}
+	handler := api.NewHandler(loop, m.local, o.Server.Admins)
+	handler.Private = o.Server.PrivateJobs
+	handler.Tokens = tokens
+	if o.ConfigPath != "" {
+		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+	}
+	var dash *dashboard.Handler
+	met := metrics.New(metrics.Source{View: view, Store: m.local.Stats, Heartbeats: hub.Heartbeats,
+		Streams: func() (int, uint64) { return dash.Streams() }})
+	dash = dashboard.New(dashboard.Options{View: view, Log: m.local, API: handler, Tokens: tokens, Logf: o.Logf})
+	w := newWeb(handler, met, dash)
+	loop.Observer = server.Observers{met, dash}
+	if err := recordStart(tctx, loop, o.ConfigText, event.Server{Version: o.Version, Raft: m.node.Addr(), API: m.api}); err != nil {
+		return err
+	}
+	at := st.Index // the loop owns st once it runs
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	loopDone := make(chan error, 1)
+	wg.Add(3)
+	go func() { defer wg.Done(); loopDone <- loop.Run(tctx) }()
+	go func() { defer wg.Done(); hub.Monitor(tctx) }()
+	go func() { defer wg.Done(); dash.Run(tctx) }()
+	m.cur.Store(&handlers{socket: inTerm(tctx, w.socket()), tcp: inTerm(tctx, w.tcp(hub, agentToken, tokens))})
+	defer m.cur.Store(nil)
+	if o.Logf != nil {
+		o.Logf("leading (raft term %d), state at event %d", term, at)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-loopDone:
+			loopDone <- err
+			return fmt.Errorf("the loop stopped: %w", err)
+		case <-tick.C:
+			if !m.node.IsLeader() {
+				return errors.New("deposed")
+			}
+		}
+	}
+}
+
+// inTerm returns h with each request's context ended when the term's
+// does too: an agent's poll held by a deposed leader returns at once, and
+// the agent moves on to the next leader.
+func inTerm(term context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(term, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// keys returns the shared secrets of the replicated state: the issuer of
+// users' tokens and the agents' token. The first leader makes them from
+// its data directory's token.key and agent.token (made when missing: a
+// single server upgraded keeps its tokens valid) and replicates them
+// (event.ClusterKeys). The leader writes the agents' token to its
+// DATA/agent.token, where an administrator finds it for the agents.
+func (m *member) keys(ctx context.Context, loop *server.Loop) (*auth.Issuer, string, error) {
+	var have *event.Keys
+	loop.View(func(k *live.Core) { have = k.State.Keys })
+	tokenFile := filepath.Join(m.o.DataDir, "agent.token")
+	if have == nil {
+		iss, err := auth.LoadKey(m.o.DataDir)
+		if err != nil {
+			return nil, "", err
+		}
+		tok, err := agent.LoadToken(tokenFile)
+		if err != nil {
+			return nil, "", err
+		}
+		_, err = loop.Before(ctx, func(st *state.State, _ int64) ([]event.Event, error) {
+			if st.Keys != nil {
+				return nil, nil
+			}
+			return []event.Event{{Type: event.ClusterKeys, Keys: &event.Keys{SigningKey: iss.Hex(), AgentToken: tok}}}, nil
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("replicate the keys: %w", err)
+		}
+		loop.View(func(k *live.Core) { have = k.State.Keys })
+	}
+	iss, err := auth.NewIssuer(have.SigningKey)
+	if err != nil {
+		return nil, "", fmt.Errorf("the replicated keys: %w", err)
+	}
+	if cur, err := os.ReadFile(tokenFile); err != nil || strings.TrimSpace(string(cur)) != have.AgentToken {
+		if err := os.WriteFile(tokenFile+".new", []byte(have.AgentToken+"\n"), 0o600); err != nil {
+			return nil, "", err
+		}
+		if err := os.Rename(tokenFile+".new", tokenFile); err != nil {
+			return nil, "", err
+		}
+	}
+	return iss, have.AgentToken, nil
+}
+
+// copier keeps the member's local copy of the replicated event log (the
+// store in the data directory), which the API's job histories, the
+// dashboard and `xce sim verify` read: every applied event it does not
+// have yet, in order. After a gap (the member was restored from a raft
+// snapshot beyond its copy) it stops copying and says so once.
+type copier struct {
+	log    *store.Store
+	logf   func(format string, args ...any)
+	broken bool
+}
+
+// apply appends the events the copy lacks (replica.Config.OnApply).
+func (c *copier) apply(events []event.Event) {
+	if c.broken {
+		return
+	}
+	var add []event.Event
+	for _, e := range events {
+		last := c.log.Last() + uint64(len(add))
+		switch {
+		case e.Index <= last:
+			continue
+		case e.Index != last+1 || e.Check() != nil:
+			c.broken = true
+			if c.logf != nil {
+				c.logf("the local copy of the event log stops at %d (event %d comes next)", last, e.Index)
+			}
+		default:
+			add = append(add, e)
+			continue
+		}
+		break
+	}
+	if len(add) == 0 {
+		return
+	}
+	if _, err := c.log.Append(context.Background(), add...); err != nil {
+		c.broken = true
+		if c.logf != nil {
+			c.logf("the local copy of the event log: %v", err)
+		}
+	}
+}
