@@ -3,8 +3,9 @@
 // events as the server's loop appends it, and the raft FSM is the state
 // package's apply, so a server's state is the same fold of the same
 // events whether it runs alone or in a cluster. Node is one member: its
-// raft log and stable store (BoltStore), its snapshots, its transport,
-// and the FSM whose state followers serve reads from.
+// raft log and stable store (github.com/hashicorp/raft-boltdb/v2), its
+// snapshots, its transport, and the FSM whose state followers serve
+// reads from.
 package replica
 
 import (

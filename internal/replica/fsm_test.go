@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -110,57 +108,4 @@ func equal(a, b []uint64) bool {
 		}
 	}
 	return true
-}
-
-// TestBoltStore stores, reads back and deletes raft entries, and keeps
-// stable values, across a reopen.
-func TestBoltStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "raft.db")
-	b, err := OpenBoltStore(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Get([]byte("x")); err == nil || err.Error() != "not found" {
-		t.Fatalf("missing key: %v", err)
-	}
-	at := time.Unix(0, 1_700_000_000_123_456_789)
-	logs := []*raft.Log{
-		{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: []byte("conf")},
-		{Index: 2, Term: 1, Type: raft.LogNoop},
-		{Index: 3, Term: 2, Type: raft.LogCommand, Data: []byte("abc"), Extensions: []byte("x"), AppendedAt: at},
-	}
-	if err := b.StoreLogs(logs); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.SetUint64([]byte("CurrentTerm"), 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if b, err = OpenBoltStore(path); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var l raft.Log
-	if err := b.GetLog(3, &l); err != nil {
-		t.Fatal(err)
-	}
-	if l.Index != 3 || l.Term != 2 || l.Type != raft.LogCommand || string(l.Data) != "abc" || string(l.Extensions) != "x" || !l.AppendedAt.Equal(at) {
-		t.Fatalf("entry 3 read back as %+v", l)
-	}
-	if term, err := b.GetUint64([]byte("CurrentTerm")); err != nil || term != 2 {
-		t.Fatalf("term %d, %v", term, err)
-	}
-	if err := b.DeleteRange(1, 2); err != nil {
-		t.Fatal(err)
-	}
-	first, _ := b.FirstIndex()
-	last, _ := b.LastIndex()
-	if first != 3 || last != 3 {
-		t.Fatalf("first %d last %d, want 3 3", first, last)
-	}
-	if err := b.GetLog(1, &l); !errors.Is(err, raft.ErrLogNotFound) {
-		t.Fatalf("deleted entry: %v", err)
-	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/state"
@@ -86,7 +87,7 @@ type Node struct {
 	raft  *raft.Raft
 	fsm   *FSM
 	trans *raft.NetworkTransport
-	store *BoltStore
+	store *raftboltdb.BoltStore
 	addr  string
 	// appended is the raft index of the last entry Append committed.
 	appended atomic.Uint64
@@ -104,9 +105,9 @@ func Open(cfg Config) (*Node, error) {
 		out = io.Discard
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Output: out, Level: hclog.Warn})
-	store, err := OpenBoltStore(filepath.Join(cfg.Dir, "raft.db"))
+	store, err := raftboltdb.NewBoltStore(filepath.Join(cfg.Dir, "raft.db"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("raft store: %w", err)
 	}
 	n := &Node{store: store}
 	fail := func(err error) (*Node, error) {
