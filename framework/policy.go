@@ -105,6 +105,25 @@ type SkipsUnchanged interface {
 	SkipsUnchanged()
 }
 
+// StartOrReserve is the step of the policies that plan every job
+// (conservative backfilling, Slurm's backfill): job starts when its
+// earliest start (Dispatcher.Earliest) is now; else it keeps that
+// reservation, if there is one, and pends with the reason Block gives it
+// (Priority when it would fit now but for the reservations). When no
+// time will do (it can never run here, or reservations that never end
+// hold what it needs) it holds nobody back.
+func StartOrReserve(d Dispatcher, job *Job) error {
+	r, ok := d.Earliest(job)
+	switch {
+	case !ok:
+		return d.Block(job)
+	case r.Start == d.Now():
+		return d.Start(job, r)
+	}
+	d.Reserve(job, r)
+	return d.Block(job)
+}
+
 // SkipsTooLarge is an optional Policy capability, with SkipsUnchanged: in
 // a cycle in which something was released, a job that pended for want of
 // free slots (NotEnoughSlots), whose request nothing but free slots can

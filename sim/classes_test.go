@@ -88,8 +88,8 @@ func genClassCluster(t *rapid.T, policies []cluster.Policy) ct.Spec {
 }
 
 // cycleLog replays c to its end and returns, for every cycle, every job's
-// state, start and pending reasons, one line each.
-func cycleLog(t *rapid.T, c *cluster.Cluster, perEvent bool) []string {
+// state, start and pending reasons, one line each, and the scheduler.
+func cycleLog(t *rapid.T, c *cluster.Cluster, perEvent bool) ([]string, *runtime.Scheduler) {
 	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func cycleLog(t *rapid.T, c *cluster.Cluster, perEvent bool) []string {
 	if _, err := sim.Run(context.Background(), s, sim.Options{Until: math.MaxInt64, ZeroRuntimeEnds: true, Observe: observe, PerEvent: perEvent}); err != nil {
 		t.Fatal(err)
 	}
-	return log
+	return log, s
 }
 
 // TestPropertyHostClasses: with the alike single-slot hosts made host
@@ -131,7 +131,8 @@ func TestPropertyHostClasses(t *testing.T) {
 			t.Fatalf("%d hosts in %d entries (%d classes), want %d", classed.NumHosts(), len(classed.Hosts), n, len(perHost.Hosts))
 		}
 		perEvent := rapid.Bool().Draw(t, "perEvent")
-		want, got := cycleLog(t, perHost, perEvent), cycleLog(t, classed, perEvent)
+		want, _ := cycleLog(t, perHost, perEvent)
+		got, _ := cycleLog(t, classed, perEvent)
 		for i := range min(len(want), len(got)) {
 			if want[i] != got[i] {
 				t.Fatalf("%d classes: line %d:\n got %s\nwant %s", n, i, got[i], want[i])
@@ -146,7 +147,10 @@ func TestPropertyHostClasses(t *testing.T) {
 // TestPropertyHostClassesConservative: under conservative backfilling a
 // reservation on a class is a count of members, so decisions may differ
 // from the per-host run (on purpose: no reservation holds particular
-// hosts); nothing is ever over-committed and every job that can run ends.
+// hosts); nothing is ever over-committed, and every job that starts
+// ends. (A job may pend for good: one that waits for a closed host, or
+// whose compound terms no placement satisfies, which the idle-cluster
+// analysis does not always see.)
 func TestPropertyHostClassesConservative(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		spec := genClassCluster(t, []cluster.Policy{cluster.PolicyConservative})
@@ -154,8 +158,12 @@ func TestPropertyHostClassesConservative(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		log := cycleLog(t, classed, rapid.Bool().Draw(t, "perEvent"))
-		_ = log
+		_, s := cycleLog(t, classed, rapid.Bool().Draw(t, "perEvent")) // checks the state's invariants every cycle
+		for _, j := range s.Jobs {
+			if j.State == framework.Running || j.State == framework.Suspended {
+				t.Fatalf("job %d still %v when no event is left", j.Spec.ID, j.State)
+			}
+		}
 	})
 }
 

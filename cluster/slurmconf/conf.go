@@ -122,15 +122,7 @@ var nodeKeys = []string{"nodename", "cpus", "procs", "boards", "sockets", "socke
 // nodes adds the nodes of NodeName line l (with the DEFAULT values in
 // all, which holds l's pairs last).
 func (c *Config) nodes(all, l line, seen map[string]int) error {
-	get := func(k string) (string, bool) {
-		v, ok := "", false
-		for _, p := range all.pairs {
-			if strings.EqualFold(p.key, k) {
-				v, ok = p.val, true
-			}
-		}
-		return v, ok
-	}
+	get := all.last
 	names, err := slurm.Hostlist(l.pairs[0].val)
 	if err != nil {
 		return slurm.Errorf(c.File, l.n, "NodeName: %w", err)
@@ -253,15 +245,7 @@ var partKeys = []string{"partitionname", "nodes", "default", "state", "maxtime",
 
 // partition adds PartitionName line l (DEFAULT values in all).
 func (c *Config) partition(all, l line, seen map[string]int) error {
-	get := func(k string) (string, bool) {
-		v, ok := "", false
-		for _, p := range all.pairs {
-			if strings.EqualFold(p.key, k) {
-				v, ok = p.val, true
-			}
-		}
-		return v, ok
-	}
+	get := all.last
 	p := Partition{Name: l.pairs[0].val, State: "UP", MaxTime: slurm.Unlimited, DefaultTime: slurm.Unknown, JobFactor: 1, Tier: 1, Line: l.n}
 	if err := slurm.CheckName("PartitionName", p.Name); err != nil {
 		return slurm.Errorf(c.File, l.n, "%w", err)

@@ -20,6 +20,18 @@ type line struct {
 	n     int
 }
 
+// last returns the value of the last pair of l whose key is k (any case),
+// and whether there is one.
+func (l line) last(k string) (string, bool) {
+	v, ok := "", false
+	for _, p := range l.pairs {
+		if strings.EqualFold(p.key, k) {
+			v, ok = p.val, true
+		}
+	}
+	return v, ok
+}
+
 // maxLines bounds the logical lines a file may hold.
 const maxLines = 10_000_000
 

@@ -105,7 +105,8 @@ func (s *Scheduler) quietCycle() bool {
 // in q.rest.
 func (q *quietRecord) fitting(free int) {
 	q.sel = q.sel[:0]
-	q.first = append(q.first[:0], make([]bool, len(q.tooLarge))...)
+	q.first = slices.Grow(q.first[:0], len(q.tooLarge))[:len(q.tooLarge)]
+	clear(q.first)
 	n := 0
 	for _, e := range q.rest {
 		if e.need > free {

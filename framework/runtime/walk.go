@@ -90,10 +90,9 @@ func (r *Runner) walk(job *framework.Job, alt *framework.Alternative, term *fram
 		n = len(r.mark)
 	}
 	firstOpen = -1
-	classes := r.view.Cluster.HasClasses()
 	for i := start; i < n; i++ {
 		h := hostAt(cands, i)
-		class := classes && r.view.Cluster.IsClass(h)
+		class := r.view.Cluster.IsClass(h)
 		if r.mark[h] == r.epoch {
 			if firstOpen < 0 {
 				firstOpen = i // claimed by this plan: free again after a rollback

@@ -31,21 +31,8 @@ func (Plugin) Name() string { return Name }
 // with its own reason and holds nobody back.
 func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 	for _, job := range jobs {
-		r, ok := d.Earliest(job)
-		switch {
-		case !ok:
-			if err := d.Block(job); err != nil {
-				return err
-			}
-		case r.Start == d.Now():
-			if err := d.Start(job, r); err != nil {
-				return err
-			}
-		default:
-			d.Reserve(job, r)
-			if err := d.Block(job); err != nil {
-				return err
-			}
+		if err := framework.StartOrReserve(d, job); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -38,23 +38,8 @@ func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
 			// reservation, still in place, cannot move earlier.
 			continue
 		}
-		r, ok := d.Earliest(job)
-		switch {
-		case !ok:
-			// No time will do: it can never run here, or reservations
-			// that never end hold what it needs (then Priority).
-			if err := d.Block(job); err != nil {
-				return err
-			}
-		case r.Start == d.Now():
-			if err := d.Start(job, r); err != nil {
-				return err
-			}
-		default:
-			d.Reserve(job, r)
-			if err := d.Block(job); err != nil {
-				return err
-			}
+		if err := framework.StartOrReserve(d, job); err != nil {
+			return err
 		}
 	}
 	return nil
