@@ -189,14 +189,25 @@ func (v *View) NumHosts(q cluster.QueueID) int {
 // Hosts returns the hosts of queue q in walk order: the queue's host list,
 // or every host in cluster order. The result is a new slice.
 func (v *View) Hosts(q cluster.QueueID) []cluster.HostID {
+	n := len(v.Cluster.Hosts)
 	if base := v.Cluster.Queues[q].Hosts; base != nil {
-		return slices.Clone(base)
+		n = len(base)
 	}
-	hosts := make([]cluster.HostID, len(v.Cluster.Hosts))
-	for i := range hosts {
-		hosts[i] = cluster.HostID(i)
+	return v.AppendHosts(make([]cluster.HostID, 0, n), q)
+}
+
+// AppendHosts appends queue q's hosts, as Hosts returns them, to dst and
+// returns the result.
+func (v *View) AppendHosts(dst []cluster.HostID, q cluster.QueueID) []cluster.HostID {
+	if base := v.Cluster.Queues[q].Hosts; base != nil {
+		return append(dst, base...)
 	}
-	return hosts
+	n := len(dst)
+	dst = slices.Grow(dst, len(v.Cluster.Hosts))[:n+len(v.Cluster.Hosts)]
+	for i := range v.Cluster.Hosts {
+		dst[n+i] = cluster.HostID(i)
+	}
+	return dst
 }
 
 // Ordered returns queue q's hosts sorted by term's order[] keys on their

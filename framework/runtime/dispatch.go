@@ -24,12 +24,12 @@ type dispatcher struct {
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
 	proj    projection
-	win     *cluster.State // the window being planned in
-	tmp     *cluster.State // scratch for windows
-	planner *Runner        // runs over win
-	times   []int64        // scratch: candidate times
-	scan    slotScan       // scratch: window slot minima
-	busy    map[cluster.QueueID]busyOrder
+	win     *cluster.State   // the window being planned in
+	tmp     *cluster.State   // scratch for windows
+	planner *Runner          // runs over win
+	times   []int64          // scratch: candidate times
+	scan    slotScan         // scratch: window slot minima
+	busy    []busyOrder      // per queue (busyFirst)
 	due     []*framework.Job // setup's scratch
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
@@ -133,7 +133,7 @@ func (d *dispatcher) started(job *framework.Job) {
 	}
 	if d.ready {
 		d.proj.ending(expectedEnd(job, d.now), job.Alloc)
-		clear(d.busy)
+		d.forgetBusy()
 	}
 }
 
@@ -406,7 +406,7 @@ func (d *dispatcher) setup() {
 		}
 	}
 	clear(d.due)
-	clear(d.busy)
+	d.forgetBusy()
 }
 
 // holdSegment puts the kept reservations of one queue's jobs (in the
@@ -459,30 +459,35 @@ func minTasks(job *framework.Job) int {
 	return n
 }
 
-// countingSortByFree sorts hosts by free slots, ascending, stably: a
-// counting sort when slot counts are small, else a stable sort.
-func countingSortByFree(hs []cluster.HostID, st *cluster.State) []cluster.HostID {
+// countingSortByFree appends hs, sorted by free slots, ascending, stably,
+// to out and returns it: a counting sort (in *count) when slot counts are
+// small, else a stable sort.
+func countingSortByFree(out []cluster.HostID, count *[]int, hs []cluster.HostID, st *cluster.State) []cluster.HostID {
 	most := 0
 	for _, h := range hs {
 		most = max(most, st.FreeSlots(h))
 	}
 	if most > 4096 || most < 0 {
-		slices.SortStableFunc(hs, func(a, b cluster.HostID) int { return cmp.Compare(st.FreeSlots(a), st.FreeSlots(b)) })
-		return hs
+		out = append(out, hs...)
+		slices.SortStableFunc(out, func(a, b cluster.HostID) int { return cmp.Compare(st.FreeSlots(a), st.FreeSlots(b)) })
+		return out
 	}
-	count := make([]int, most+2)
+	c := slices.Grow((*count)[:0], most+2)[:most+2]
+	clear(c)
 	for _, h := range hs {
-		count[max(st.FreeSlots(h), 0)+1]++
+		c[max(st.FreeSlots(h), 0)+1]++
 	}
-	for i := 1; i < len(count); i++ {
-		count[i] += count[i-1]
+	for i := 1; i < len(c); i++ {
+		c[i] += c[i-1]
 	}
-	out := make([]cluster.HostID, len(hs))
+	base := len(out)
+	out = slices.Grow(out, len(hs))[:base+len(hs)]
 	for _, h := range hs {
 		k := max(st.FreeSlots(h), 0)
-		out[count[k]] = h
-		count[k]++
+		out[base+c[k]] = h
+		c[k]++
 	}
+	*count = c
 	return out
 }
 
@@ -504,42 +509,59 @@ func (d *dispatcher) hostsOpen(a *cluster.JobAlloc) bool {
 // processors"); ties in host order. A host class stands at two places:
 // its members busy now (busy[i] set) among the full hosts, its idle ones
 // among the hosts with one free slot, as its members would one by one.
+// The order is kept until a job starts (which clears it) and its slices
+// are reused: valid until the next call.
 func (d *dispatcher) busyFirst(q cluster.QueueID) (hosts []cluster.HostID, busy []bool) {
-	if o, ok := d.busy[q]; ok {
+	if int(q) >= len(d.busy) {
+		d.busy = slices.Grow(d.busy, int(q)+1-len(d.busy))[:q+1]
+	}
+	o := &d.busy[q]
+	if o.ok {
 		return o.hosts, o.busy
 	}
+	o.ok = true
 	v := framework.View{Cluster: d.s.Cluster, State: d.s.State}
-	var o busyOrder
+	o.in = v.AppendHosts(o.in[:0], q)
 	if !d.s.Cluster.HasClasses() {
-		o.hosts = countingSortByFree(v.Hosts(q), d.s.State)
+		o.hosts, o.busy = countingSortByFree(o.hosts[:0], &o.count, o.in, d.s.State), nil
 	} else {
-		o.hosts, o.busy = classesByFree(v.Hosts(q), d.s.State)
+		o.hosts, o.busy = classesByFree(o, d.s.State)
 	}
-	if d.busy == nil {
-		d.busy = map[cluster.QueueID]busyOrder{}
-	}
-	d.busy[q] = o
 	return o.hosts, o.busy
 }
 
-// busyOrder is a queue's busy-first host order (busyFirst).
+// busyOrder is a queue's busy-first host order (busyFirst) and the
+// scratch it is built in.
 type busyOrder struct {
-	hosts []cluster.HostID
-	busy  []bool
+	ok     bool
+	hosts  []cluster.HostID
+	busy   []bool
+	in     []cluster.HostID // the queue's hosts
+	count  []int            // countingSortByFree's scratch
+	places []place          // classesByFree's scratch
+}
+
+// forgetBusy drops the busy-first orders (a job started: free slots changed).
+func (d *dispatcher) forgetBusy() {
+	for i := range d.busy {
+		d.busy[i].ok = false
+	}
+}
+
+// place is a host, or a class's busy or idle members, in classesByFree.
+type place struct {
+	h    cluster.HostID
+	free int
+	busy bool
 }
 
 // classesByFree is countingSortByFree for a cluster with host classes:
 // each class at two places, its busy members (free slots 0, busy set)
-// and its idle ones (1).
-func classesByFree(hs []cluster.HostID, st *cluster.State) ([]cluster.HostID, []bool) {
-	type place struct {
-		h    cluster.HostID
-		free int
-		busy bool
-	}
+// and its idle ones (1). It orders o.in into o.hosts and o.busy.
+func classesByFree(o *busyOrder, st *cluster.State) ([]cluster.HostID, []bool) {
 	c := st.Cluster()
-	places := make([]place, 0, len(hs)+8)
-	for _, h := range hs {
+	places := o.places[:0]
+	for _, h := range o.in {
 		if c.IsClass(h) {
 			places = append(places, place{h, 0, true}, place{h, 1, false})
 			continue
@@ -547,9 +569,10 @@ func classesByFree(hs []cluster.HostID, st *cluster.State) ([]cluster.HostID, []
 		places = append(places, place{h, max(st.FreeSlots(h), 0), false})
 	}
 	slices.SortStableFunc(places, func(a, b place) int { return cmp.Compare(a.free, b.free) })
-	hosts, busy := make([]cluster.HostID, len(places)), make([]bool, len(places))
-	for i, p := range places {
-		hosts[i], busy[i] = p.h, p.busy
+	hosts, busy := o.hosts[:0], o.busy[:0]
+	for _, p := range places {
+		hosts, busy = append(hosts, p.h), append(busy, p.busy)
 	}
+	o.places = places
 	return hosts, busy
 }

@@ -166,13 +166,13 @@ func (r *Runner) sharedDiagnosis(job *framework.Job) diagnosis {
 			k.vetoed |= 1 << i
 		}
 	}
-	if e, ok := r.diags[k]; ok && e.placed == r.placed {
+	if e, ok := r.diags.get(k); ok && e.placed == r.placed {
 		return e.d
 	}
 	r.bare = true
 	d := r.diagnose(job)
 	r.bare = false
-	r.diags[k] = sharedDiag{d, r.placed}
+	r.diags.set(k, sharedDiag{d, r.placed})
 	return d
 }
 

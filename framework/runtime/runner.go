@@ -73,9 +73,9 @@ type Runner struct {
 	// bucket size: every host before it is known not to fit such a bucket
 	// for any job, whatever its user or limits (state only shrinks within
 	// a cycle). unsat holds the reasons of the classes that pended.
-	cursor map[cursorKey]int
-	unsat  []unsatEntry                // by class (Job.RunnerClass - 1)
-	pended map[*framework.Request]bool // requests with a class in unsat
+	cursor cycleMap[cursorKey, int]
+	unsat  []unsatEntry                       // by class (Job.RunnerClass - 1)
+	pended cycleMap[*framework.Request, bool] // requests with a class in unsat
 	// classIDs interns the classes (Job.RunnerClass); cycle counts the
 	// cycles begun, which stamps the unsat entries of the current one.
 	classIDs map[classKey]int32
@@ -83,7 +83,7 @@ type Runner struct {
 	// diags holds, per request and vetoed alternatives, the shared host
 	// diagnosis of jobs whose preparers are all slack (made without the
 	// preparers: bare), valid while placed is unchanged.
-	diags  map[diagKey]sharedDiag
+	diags  cycleMap[diagKey, sharedDiag]
 	bare   bool
 	placed uint64 // allocations this runner committed
 	// never caches neverFits and idleFit idleFits, which depend on nothing
@@ -127,10 +127,10 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		preparers: preparers,
 		mark:      make([]uint32, len(c.Hosts)),
 		order:     map[int][]cluster.HostID{},
-		cursor:    map[cursorKey]int{},
+		cursor:    newCycleMap[cursorKey, int](),
 		classIDs:  map[classKey]int32{},
-		pended:    map[*framework.Request]bool{},
-		diags:     map[diagKey]sharedDiag{},
+		pended:    newCycleMap[*framework.Request, bool](),
+		diags:     newCycleMap[diagKey, sharedDiag](),
 		never:     map[staticKey]string{},
 		idleFit:   map[idleKey][]bool{},
 		verdicts:  map[classKey]limitVerdict{},
@@ -166,17 +166,9 @@ func (r *Runner) View() *framework.View { return &r.view }
 // resources are released.
 func (r *Runner) BeginCycle() {
 	r.cycle++ // every unsat entry is stale
-	// Clearing a map costs its capacity, even empty: only what holds
-	// something (a projection's plans begin a cycle each).
-	if len(r.cursor) > 0 {
-		clear(r.cursor)
-	}
-	if len(r.pended) > 0 {
-		clear(r.pended)
-	}
-	if len(r.diags) > 0 {
-		clear(r.diags)
-	}
+	r.cursor.reset()
+	r.pended.reset()
+	r.diags.reset()
 }
 
 // Allocate tries to place job with allocator a. It returns true when the job
@@ -205,7 +197,7 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 		// what stopped one job need not stop the next.
 		return r.allocate(job, a)
 	}
-	if job.RunnerClass > 0 || r.pended[job.Req] {
+	if job.RunnerClass > 0 || r.pended.has(job.Req) {
 		if u := &r.unsat[r.classID(job)-1]; u.cycle == r.cycle && !r.NoUnsatCache && r.classified {
 			job.Reasons = u.reasons
 			return false, nil
@@ -213,7 +205,7 @@ func (r *Runner) Allocate(job *framework.Job, a framework.Allocator) (bool, erro
 	}
 	placed, err := r.allocate(job, a)
 	if err == nil && !placed {
-		r.pended[job.Req] = true
+		r.pended.set(job.Req, true)
 		r.unsat[r.classID(job)-1] = unsatEntry{r.cycle, job.Reasons}
 	}
 	return placed, err

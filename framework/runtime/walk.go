@@ -41,7 +41,8 @@ func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framewor
 				start = resume
 			case len(pins) == 0 && term.Order == nil && !term.Rising:
 				key = cursorKey{job.Req, job.Spec.Queue, plan.Alt, bk.Term, bk.Slots, r.first}
-				start, useCursor = r.cursor[key], true
+				start, _ = r.cursor.get(key)
+				useCursor = true
 			}
 			want := left
 			if r.first {
@@ -49,7 +50,7 @@ func (r *Runner) tryPlan(job *framework.Job, plan *framework.Plan, alt *framewor
 			}
 			pos, firstOpen, took := r.walk(job, alt, term, bk, b, pins, cands, start, useCursor, want)
 			if useCursor {
-				r.cursor[key] = firstOpen
+				r.cursor.set(key, firstOpen)
 			}
 			if pos < 0 {
 				r.rollback()
