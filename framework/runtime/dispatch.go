@@ -401,7 +401,7 @@ func (d *dispatcher) setup() {
 	for _, list := range [2][]*framework.Job{d.due, ends[due:]} {
 		for _, j := range list {
 			if at := expectedEnd(j, d.now); at < never {
-				d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: j.Alloc, slots: j.Alloc.Slots(), id: j.Spec.ID})
+				d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: d.proj.intern(j.Alloc), slots: j.Alloc.Slots(), id: j.Spec.ID})
 			}
 		}
 	}

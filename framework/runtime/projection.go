@@ -15,9 +15,10 @@ import (
 // any time, and the least free over a window, are one sweep away.
 type projection struct {
 	live   *cluster.State
-	events []event  // by time; at equal times releases before takes
-	starts int      // reservation starts among the events
-	scan   slotScan // scratch for Earliest's scans
+	events []event             // by time; at equal times releases before takes
+	allocs []*cluster.JobAlloc // what the events give or take (event.alloc)
+	starts int                 // reservation starts among the events
+	scan   slotScan            // scratch for Earliest's scans
 	// ver counts the changes to events; least caches minFreeSlots' sweep
 	// for one start time, valid while ver and the live free slots stand.
 	ver   uint64
@@ -36,21 +37,34 @@ type leastFrom struct {
 	min        []int
 }
 
-// event is a change of the projected state at a time.
+// event is a change of the projected state at a time. It holds no
+// pointer (its allocation is an index into projection.allocs), so that
+// inserting into and deleting from the list moves plain memory.
 type event struct {
 	at      int64
-	release bool // give alloc back (a job's end) rather than take it
-	start   bool // a reservation's start (the state shrinks here)
-	res     bool // a reservation's start or end (not a running job's end)
 	resEnd  int64
-	alloc   *cluster.JobAlloc
-	slots   int
 	id      cluster.JobID // a running job's, for a stable order of equal ends
+	slots   int
+	alloc   int32 // projection.allocs[alloc]
+	release bool  // give alloc back (a job's end) rather than take it
+	start   bool  // a reservation's start (the state shrinks here)
+	res     bool  // a reservation's start or end (not a running job's end)
 }
+
+// intern returns the index of alloc in p.allocs, appending it.
+func (p *projection) intern(alloc *cluster.JobAlloc) int32 {
+	p.allocs = append(p.allocs, alloc)
+	return int32(len(p.allocs) - 1)
+}
+
+// allocOf returns what e gives or takes.
+func (p *projection) allocOf(e *event) *cluster.JobAlloc { return p.allocs[e.alloc] }
 
 func (p *projection) reset(live *cluster.State) {
 	p.live = live
 	p.events = p.events[:0]
+	clear(p.allocs)
+	p.allocs = p.allocs[:0]
 	p.starts = 0
 	p.ver++
 }
@@ -80,7 +94,7 @@ func boolInt(b bool) int {
 // ending adds a running job that releases alloc at time at.
 func (p *projection) ending(at int64, alloc *cluster.JobAlloc) {
 	if at < never {
-		p.add(event{at: at, release: true, alloc: alloc, slots: alloc.Slots()})
+		p.add(event{at: at, release: true, alloc: p.intern(alloc), slots: alloc.Slots()})
 	}
 }
 
@@ -89,7 +103,7 @@ func (p *projection) ending(at int64, alloc *cluster.JobAlloc) {
 // gave back is free in the live state already.
 func (p *projection) dropEnding(alloc *cluster.JobAlloc) {
 	for i := range p.events {
-		if e := &p.events[i]; e.release && !e.res && e.alloc == alloc {
+		if e := &p.events[i]; e.release && !e.res && p.allocOf(e) == alloc {
 			p.events = slices.Delete(p.events, i, i+1)
 			p.ver++
 			return
@@ -99,11 +113,11 @@ func (p *projection) dropEnding(alloc *cluster.JobAlloc) {
 
 // reserve adds a reservation holding alloc over [start, end).
 func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
-	n := alloc.Slots()
+	n, a := alloc.Slots(), p.intern(alloc)
 	p.starts++
-	p.add(event{at: start, start: true, res: true, resEnd: end, alloc: alloc, slots: n})
+	p.add(event{at: start, start: true, res: true, resEnd: end, alloc: a, slots: n})
 	if end < never {
-		p.add(event{at: end, release: true, res: true, resEnd: end, alloc: alloc, slots: n})
+		p.add(event{at: end, release: true, res: true, resEnd: end, alloc: a, slots: n})
 	}
 }
 
@@ -116,7 +130,7 @@ func (p *projection) unreserve(start, end int64, alloc *cluster.JobAlloc) bool {
 	for _, at := range [2]int64{end, start} { // the later first: indices stay valid
 		i := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= at })
 		for ; i < len(p.events) && p.events[i].at == at; i++ {
-			if e := &p.events[i]; e.res && e.alloc == alloc {
+			if e := &p.events[i]; e.res && p.allocOf(e) == alloc {
 				found = found || e.start
 				p.events = slices.Delete(p.events, i, i+1)
 				p.ver++
@@ -131,11 +145,11 @@ func (p *projection) unreserve(start, end int64, alloc *cluster.JobAlloc) bool {
 }
 
 // apply changes st by e.
-func apply(st *cluster.State, e *event) {
+func (p *projection) apply(st *cluster.State, e *event) {
 	if e.release {
-		st.Give(e.alloc)
+		st.Give(p.allocOf(e))
 	} else {
-		st.Take(e.alloc)
+		st.Take(p.allocOf(e))
 	}
 }
 
@@ -147,7 +161,7 @@ func (p *projection) at(st *cluster.State, t int64) int {
 	i := 0
 	for ; i < len(p.events) && p.events[i].at <= t; i++ {
 		if e := &p.events[i]; !e.res || e.resEnd > t {
-			apply(st, e)
+			p.apply(st, e)
 		}
 	}
 	return i
@@ -166,11 +180,11 @@ func (p *projection) window(dst, tmp *cluster.State, t, end int64) {
 	// Events after the last start cannot lower anything: stop there.
 	for ; i <= last; i++ {
 		e := &p.events[i]
-		apply(tmp, e)
+		p.apply(tmp, e)
 		if e.start {
 			// Only the reservation's hosts (and shared resources and
 			// counters) shrink here.
-			dst.MinWithAlloc(tmp, e.alloc)
+			dst.MinWithAlloc(tmp, p.allocOf(e))
 		}
 	}
 }
