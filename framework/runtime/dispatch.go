@@ -20,6 +20,9 @@ type dispatcher struct {
 	// cycle, and some at another time than the estimated end that
 	// projections assumed (early, or late after an overrun).
 	incremental, released, offPlan bool
+	// partial: the cycle leaves out the jobs whose decision stands
+	// (quiet.go), and so may leave out those too large to start.
+	partial bool
 
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
@@ -68,7 +71,7 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 
 // reset prepares the dispatcher for a cycle at time now.
 func (d *dispatcher) reset(s *Scheduler, now int64) {
-	d.s, d.now, d.ready = s, now, false
+	d.s, d.now, d.ready, d.partial = s, now, false, false
 	clear(d.held)
 	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
 	d.candsFor, d.preempted = 0, false
@@ -321,7 +324,14 @@ func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
 	if job.Req == nil || job.Reserved == nil && minTasks(job) > d.s.State.TotalFreeSlots() {
 		// Too few slots are free now, whatever the reservations: what is
 		// left is the runner's attempt, for the reasons (as Block would
-		// make it).
+		// make it) — unless, in a partial cycle, it is one the cycle
+		// would have left out had so few been free at its start
+		// (Options.SkipTooLarge) and its reason can be nothing but want
+		// of slots (no span[] or same[], every host open): it keeps its
+		// reasons.
+		if d.partial && d.s.tooLarge(job) > 0 && d.s.runner.WantsSlotsOnly(job) {
+			return false, nil
+		}
 		return d.allocate(job)
 	}
 	d.setup()

@@ -406,6 +406,14 @@ func (r *Runner) FitsNowPlain(job *framework.Job) (fits, known bool) {
 	return r.view.State.TotalFreeSlots() >= job.Spec.TasksMin, true
 }
 
+// WantsSlotsOnly reports whether job is one FitsNowPlain answers for: when
+// too few slots are free in all, want of slots (NotEnoughSlots) is the
+// only reason it can pend for.
+func (r *Runner) WantsSlotsOnly(job *framework.Job) bool {
+	_, known := r.FitsNowPlain(job)
+	return known
+}
+
 // diagScratch holds diagnose's buffers between calls.
 type diagScratch struct {
 	alts, offs, sums []int

@@ -438,6 +438,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.cycles++
 	admitted := s.gate(now)
 	d := s.beginDispatch(now)
+	d.partial = quiet
 	s.holdReservations(d, s.order)
 	for lo := 0; lo < len(admitted); {
 		if err := ctx.Err(); err != nil {
