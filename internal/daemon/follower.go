@@ -36,6 +36,7 @@ type reader struct {
 
 	mu     sync.Mutex
 	at     uint64    // the state index of the view; 0: none yet
+	need   uint64    // the least index the next view must have (caughtUp)
 	built  time.Time // when the view was built
 	socket http.Handler
 	tcp    http.Handler
@@ -66,7 +67,7 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	defer rd.mu.Unlock()
 	var index uint64
 	rd.m.node.FSM().View(func(st *state.State) { index = st.Index })
-	if rd.socket != nil && (index == rd.at || time.Since(rd.built) < FollowerRefresh) {
+	if rd.socket != nil && rd.at >= rd.need && (index == rd.at || time.Since(rd.built) < FollowerRefresh) {
 		return rd.socket, rd.tcp, rd.at, nil
 	}
 	st, _, err := rd.m.node.FSM().Clone()
@@ -103,6 +104,40 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	rd.socket, rd.tcp = h, api.NewTCPHandler(nil, "", h, tokens)
 	rd.at, rd.built = st.Index, time.Now()
 	return rd.socket, rd.tcp, rd.at, nil
+}
+
+// CaughtUpWait bounds how long a follower that forwarded a write waits,
+// before it passes the leader's answer on, to have applied the state the
+// leader answered from (docs/ha.md).
+const CaughtUpWait = 2 * time.Second
+
+// caughtUp waits (at most CaughtUpWait, or until ctx ends) until the
+// replicated state has reached index, then makes the next read build its
+// view from a state at least that recent (a client that wrote through
+// this follower reads its write from it next), however recently the
+// view was built.
+func (rd *reader) caughtUp(ctx context.Context, index uint64) {
+	var at uint64
+	stateAt := func() uint64 {
+		rd.m.node.FSM().View(func(st *state.State) { at = st.Index })
+		return at
+	}
+	end := time.NewTimer(CaughtUpWait)
+	defer end.Stop()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for stateAt() < index {
+		select {
+		case <-ctx.Done():
+			return
+		case <-end.C:
+			return
+		case <-tick.C:
+		}
+	}
+	rd.mu.Lock()
+	rd.need = max(rd.need, index)
+	rd.mu.Unlock()
 }
 
 // refuse is the log of a follower's read view: it takes no write (the
