@@ -23,6 +23,7 @@ import (
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/internal/store"
+	"github.com/xce-sched/xce/internal/testtls"
 )
 
 // xceBin is the xce binary TestMain built; skipAll, when set, is why
@@ -50,6 +51,11 @@ func TestMain(m *testing.M) {
 	}
 	dir, err := os.MkdirTemp("", "xce-ha-bin-")
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "ha:", err)
+		os.Exit(1)
+	}
+	// Another user runs the binary in TestForward.
+	if err := os.Chmod(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "ha:", err)
 		os.Exit(1)
 	}
@@ -97,6 +103,29 @@ type cluster struct {
 	// raftArgs, when set, gives member i's raft flags (default: --raft
 	// its address --peers all three).
 	raftArgs func(i int) []string
+	// ca, when set, is the certificate (PEM) of every member's TLS
+	// listener, for 127.0.0.1, and key its key: the members serve https
+	// (useTLS).
+	ca, key string
+}
+
+// useTLS makes the members serve TLS with one self-signed certificate
+// for 127.0.0.1 (started after).
+func (c *cluster) useTLS() {
+	c.t.Helper()
+	cert, key, _, err := testtls.SelfSigned(c.dir)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.ca, c.key = cert, key
+}
+
+// url returns member i's TCP address as a client names it.
+func (c *cluster) url(i int) string {
+	if c.ca != "" {
+		return "https://" + c.apis[i]
+	}
+	return "http://" + c.apis[i]
 }
 
 // newCluster starts three members with the configuration text conf.
@@ -145,7 +174,11 @@ func (c *cluster) start(i int) {
 	if c.raftArgs != nil {
 		raft = c.raftArgs(i)
 	}
-	cmd := exec.Command(xceBin, append([]string{"serve", "--config", c.conf, "--data", c.data(i), "--listen", c.apis[i]}, raft...)...)
+	args := append([]string{"serve", "--config", c.conf, "--data", c.data(i), "--listen", c.apis[i]}, raft...)
+	if c.ca != "" {
+		args = append(args, "--tls-cert", c.ca, "--tls-key", c.key)
+	}
+	cmd := exec.Command(xceBin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
