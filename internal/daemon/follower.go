@@ -30,14 +30,16 @@ const FollowerRefresh = 200 * time.Millisecond
 
 // reader serves a follower's reads (GET /v1/...) from the replicated
 // state: a core built from a copy of the FSM's state, rebuilt at most
-// every FollowerRefresh when the state moved on.
+// every FollowerRefresh when the state moved on, or sooner to show a
+// write the follower forwarded (require).
 type reader struct {
 	m *member
 
 	mu     sync.Mutex
-	at     uint64    // the state index of the view; 0: none yet
-	need   uint64    // the least index the next view must have (caughtUp)
-	built  time.Time // when the view was built
+	at     uint64        // the state index of the view; 0: none yet
+	need   uint64        // the least index the next view must have (require)
+	built  time.Time     // when the view was built
+	cost   time.Duration // how long building it took
 	socket http.Handler
 	tcp    http.Handler
 }
@@ -70,6 +72,11 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	if rd.socket != nil && rd.at >= rd.need && (index == rd.at || time.Since(rd.built) < FollowerRefresh) {
 		return rd.socket, rd.tcp, rd.at, nil
 	}
+	if rd.at < rd.need {
+		rd.catchUp()
+	}
+	began := time.Now()
+	defer func() { rd.cost = time.Since(began) }()
 	st, _, err := rd.m.node.FSM().Clone()
 	if err != nil {
 		return nil, nil, 0, err
@@ -106,38 +113,39 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	return rd.socket, rd.tcp, rd.at, nil
 }
 
-// CaughtUpWait bounds how long a follower that forwarded a write waits,
-// before it passes the leader's answer on, to have applied the state the
-// leader answered from (docs/ha.md).
-const CaughtUpWait = 2 * time.Second
+// CaughtUpWait bounds how long a read on a follower waits for the
+// replicated state to hold a write the follower forwarded (docs/ha.md).
+const CaughtUpWait = time.Second
 
-// caughtUp waits (at most CaughtUpWait, or until ctx ends) until the
-// replicated state has reached index, then makes the next read build its
-// view from a state at least that recent (a client that wrote through
-// this follower reads its write from it next), however recently the
-// view was built.
-func (rd *reader) caughtUp(ctx context.Context, index uint64) {
-	var at uint64
-	stateAt := func() uint64 {
-		rd.m.node.FSM().View(func(st *state.State) { at = st.Index })
-		return at
-	}
-	end := time.NewTimer(CaughtUpWait)
-	defer end.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for stateAt() < index {
-		select {
-		case <-ctx.Done():
-			return
-		case <-end.C:
-			return
-		case <-tick.C:
-		}
-	}
+// require makes the next read build its view from a state that holds
+// index (the leader's state index when it answered a write this follower
+// forwarded: AppliedHeader), however recently the view was built: a
+// client that wrote through this follower reads its write from it next.
+func (rd *reader) require(index uint64) {
 	rd.mu.Lock()
+	defer rd.mu.Unlock()
 	rd.need = max(rd.need, index)
-	rd.mu.Unlock()
+}
+
+// catchUp waits (rd.mu held) until the replicated state holds rd.need,
+// CaughtUpWait at most (then it gives up on it: the view is built from
+// what the state holds), and until the last build's cost has passed since
+// it ended: views built for writes take half the time at most.
+func (rd *reader) catchUp() {
+	var index uint64
+	stateAt := func() uint64 {
+		rd.m.node.FSM().View(func(st *state.State) { index = st.Index })
+		return index
+	}
+	for end := time.Now().Add(CaughtUpWait); stateAt() < rd.need && time.Now().Before(end); {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if index < rd.need {
+		rd.need = index
+	}
+	if wait := rd.cost - time.Since(rd.built); wait > 0 {
+		time.Sleep(wait)
+	}
 }
 
 // refuse is the log of a follower's read view: it takes no write (the

@@ -56,10 +56,10 @@ type forwarder struct {
 	// says why it was not forwarded.
 	notLeader func(w http.ResponseWriter, why string)
 	// caughtUp, when set, is told the index of the state the leader
-	// answered from (AppliedHeader): the follower waits (bounded) until
-	// it has applied as much before answering, so that its caller reads
-	// its write from it next.
-	caughtUp func(ctx context.Context, index uint64)
+	// answered from (AppliedHeader): the follower's next read waits
+	// (bounded) until it has applied as much, so that its caller reads
+	// its write from it next (reader.require).
+	caughtUp func(index uint64)
 
 	scheme  string // "https" when the member serves TLS, else "http" (loopback only)
 	client  *http.Client
@@ -76,7 +76,7 @@ type forwardOptions struct {
 	leader    func() string
 	key       func() string
 	notLeader func(w http.ResponseWriter, why string)
-	caughtUp  func(ctx context.Context, index uint64)
+	caughtUp  func(index uint64)
 	// TLS: the member's own certificate chain (PEM file, "" without TLS)
 	// and the CA file its members' certificates are signed by ("": none
 	// besides the system's roots and the chain).
@@ -259,7 +259,7 @@ func (f *forwarder) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if at, err := strconv.ParseUint(resp.Header.Get(AppliedHeader), 10, 64); err == nil && f.caughtUp != nil {
-		f.caughtUp(r.Context(), at)
+		f.caughtUp(at)
 	}
 	for k, vs := range resp.Header {
 		if !hopHeader(http.CanonicalHeaderKey(k)) {
@@ -320,8 +320,8 @@ func answer(w http.ResponseWriter, status int, msg string) {
 
 // withApplied returns h that, on the answer to a request a follower
 // forwarded (api.ForwardedHeader), sets AppliedHeader to the index of the
-// leader's state when it answers (stateAt): the follower waits until it
-// has applied as much before it passes the answer on.
+// leader's state when it answers (stateAt): the follower's next read
+// waits until it has applied as much.
 func withApplied(stateAt func() uint64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(api.ForwardedHeader) == "" {

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -95,7 +94,7 @@ func testForwarder(t *testing.T, addr, certFile string, timeout time.Duration) (
 	var waited []uint64
 	f, err := newForwarder(forwardOptions{leader: func() string { return addr }, key: func() string { return testKey },
 		notLeader: notLeaderFunc, certFile: certFile, timeout: timeout,
-		caughtUp: func(_ context.Context, i uint64) { mu.Lock(); waited = append(waited, i); mu.Unlock() }})
+		caughtUp: func(i uint64) { mu.Lock(); waited = append(waited, i); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}

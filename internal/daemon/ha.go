@@ -94,7 +94,7 @@ func serveHA(ctx context.Context, o Options) error {
 	m := &member{o: o, node: node, local: local, api: advertised(o.Listen, tcp.Addr())}
 	m.read.m = m
 	if m.fwd, err = newForwarder(forwardOptions{leader: m.leaderAPI, key: m.signingKey, notLeader: m.notLeader,
-		caughtUp: m.read.caughtUp, certFile: o.TLSCert, caFile: o.TLSCA}); err != nil {
+		caughtUp: m.read.require, certFile: o.TLSCert, caFile: o.TLSCA}); err != nil {
 		return err
 	}
 	sockSrv := &http.Server{Handler: m.handler(false), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
