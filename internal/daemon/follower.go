@@ -14,6 +14,7 @@ import (
 	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/metrics"
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
 )
@@ -34,6 +35,8 @@ const FollowerRefresh = 200 * time.Millisecond
 // write the follower forwarded (require).
 type reader struct {
 	m *member
+	// metrics are the follower's (/metrics), over the current view.
+	metrics *metrics.Metrics
 
 	mu     sync.Mutex
 	at     uint64        // the state index of the view; 0: none yet
@@ -42,6 +45,7 @@ type reader struct {
 	cost   time.Duration // how long building it took
 	socket http.Handler
 	tcp    http.Handler
+	loop   *server.Loop // the view's
 }
 
 // serve answers r from the view, rebuilt first when it is stale.
@@ -108,9 +112,23 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 		}
 	}
 	h.Tokens = tokens
-	rd.socket, rd.tcp = h, api.NewTCPHandler(nil, "", h, tokens)
+	users := http.NewServeMux()
+	users.Handle("/v1/", h)
+	users.Handle("GET /metrics", metricsRoute(rd.metrics))
+	rd.socket, rd.tcp, rd.loop = users, api.NewTCPHandler(nil, "", users, tokens), loop
 	rd.at, rd.built = st.Index, time.Now()
 	return rd.socket, rd.tcp, rd.at, nil
+}
+
+// coreView runs fn on the core of the current view, if any (the
+// follower's metrics).
+func (rd *reader) coreView(fn func(k *live.Core)) {
+	rd.mu.Lock()
+	loop := rd.loop
+	rd.mu.Unlock()
+	if loop != nil {
+		loop.View(fn)
+	}
 }
 
 // CaughtUpWait bounds how long a read on a follower waits for the

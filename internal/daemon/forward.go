@@ -270,6 +270,20 @@ func (f *forwarder) send(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
+// redirect sends a browser that asks a follower for the dashboard (a GET
+// outside /v1) to the leader's, at the same path: 307 to the leader's
+// address, over TLS when this member serves TLS; 503 (not leader) while
+// no leader is known.
+func (f *forwarder) redirect(w http.ResponseWriter, r *http.Request) {
+	addr := f.leader()
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || host == "" || ip != nil && ip.IsUnspecified() {
+		f.notLeader(w, "")
+		return
+	}
+	http.Redirect(w, r, f.scheme+"://"+addr+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+}
+
 // reachable reports whether the follower may send a caller's token to
 // addr: over TLS anywhere but an unspecified address ("[::]:7700" names
 // no member); without TLS on loopback only (a token never crosses a

@@ -93,6 +93,7 @@ func serveHA(ctx context.Context, o Options) error {
 	defer os.Remove(socket)
 	m := &member{o: o, node: node, local: local, api: advertised(o.Listen, tcp.Addr())}
 	m.read.m = m
+	m.read.metrics = metrics.New(metrics.Source{View: m.read.coreView, Store: local.Stats})
 	if m.fwd, err = newForwarder(forwardOptions{leader: m.leaderAPI, key: m.signingKey, notLeader: m.notLeader,
 		caughtUp: m.read.require, certFile: o.TLSCert, caFile: o.TLSCA}); err != nil {
 		return err
@@ -138,8 +139,9 @@ wait:
 // current term's while the member leads; on a follower, the reads from
 // the replicated state (reader), the writes forwarded to the leader
 // (forwarder), and 503 (api.NotLeaderHeader) for the agents' routes
-// (agents find the leader themselves: their sessions belong to its hub)
-// and the rest (the dashboard and the metrics are the leader's).
+// (agents find the leader themselves: their sessions belong to its hub);
+// its own metrics (/metrics, from the replicated state); for the
+// dashboard, a redirect to the leader's.
 func (m *member) handler(tcp bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/members" && r.Method == http.MethodGet {
@@ -158,6 +160,10 @@ func (m *member) handler(tcp bool) http.Handler {
 			return
 		}
 		switch p := r.URL.Path; {
+		case p == "/metrics" && r.Method == http.MethodGet:
+			m.read.serve(tcp, w, r)
+		case !strings.HasPrefix(p, "/v1/") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			m.fwd.redirect(w, r) // the dashboard: the leader's
 		case !strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/v1/agent/"):
 			m.notLeader(w, "")
 		case r.Method == http.MethodGet:

@@ -4,8 +4,11 @@ package ha
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -73,7 +76,8 @@ func submit(t *testing.T, cred *syscall.Credential, dir string, env []string, ar
 // but kills its own, and nobody's `xce server remove` is refused (403),
 // on the socket and with nobody's token over TCP. Root's token over TCP
 // removes the third member (which then receives no more entries) and
-// joins it again (it catches up).
+// joins it again (it catches up). The follower serves its own metrics and
+// sends a browser to the leader's dashboard.
 func TestForward(t *testing.T) {
 	c := prepare(t, forwardConf)
 	// nobody reaches the members' sockets under the test's directory.
@@ -218,5 +222,34 @@ func TestForward(t *testing.T) {
 		if time.Now().After(end) {
 			t.Fatalf("the member joined again is at %d, the leader was at %d", last(x), want)
 		}
+	}
+
+	// The follower's own metrics, from its replicated state; its
+	// dashboard is the leader's.
+	pool := x509.NewCertPool()
+	if pem, err := os.ReadFile(c.ca); err != nil || !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("%s: %v", c.ca, err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodGet, c.url(f)+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+tokens["root"])
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `xce_jobs{queue="normal",state="DONE"} `) ||
+		!strings.Contains(string(body), "\nxce_log_last_index ") {
+		t.Fatalf("the follower's /metrics: %d %.300s", resp.StatusCode, body)
+	}
+	resp, err = hc.Get(c.url(f) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusTemporaryRedirect || loc != c.url(l)+"/" {
+		t.Fatalf("the follower's dashboard: %d to %q, want 307 to %s/", resp.StatusCode, loc, c.url(l))
 	}
 }
