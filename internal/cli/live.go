@@ -78,7 +78,10 @@ configured cluster's jobs go on under their agents).
 With --raft, the server is one member of a replicated control plane of 3
 or 5 servers (docs/ha.md): --raft is its raft address, --peers the raft
 addresses of the first members (all of them, this one included), from
-which a member without raft state bootstraps the cluster.
+which a member without raft state bootstraps the cluster. A follower
+answers reads and forwards writes to the leader's --listen address, as
+their caller; with TLS it checks the leader's certificate against the
+system's roots, its own --tls-cert chain and --tls-ca.
 docs/daemon.md describes the configuration and what is not built yet.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
