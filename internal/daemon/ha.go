@@ -166,7 +166,7 @@ func (m *member) handler(tcp bool) http.Handler {
 			m.fwd.redirect(w, r) // the dashboard: the leader's
 		case !strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/v1/agent/"):
 			m.notLeader(w, "")
-		case r.Method == http.MethodGet:
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
 			m.read.serve(tcp, w, r)
 		case tcp:
 			m.fwd.tcpRequest(w, r)
