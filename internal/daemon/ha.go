@@ -159,14 +159,15 @@ func (m *member) handler(tcp bool) http.Handler {
 			}
 			return
 		}
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
 		switch p := r.URL.Path; {
-		case p == "/metrics" && r.Method == http.MethodGet:
+		case p == "/metrics" && read:
 			m.read.serve(tcp, w, r)
-		case !strings.HasPrefix(p, "/v1/") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		case !strings.HasPrefix(p, "/v1/") && read:
 			m.fwd.redirect(w, r) // the dashboard: the leader's
 		case !strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/v1/agent/"):
 			m.notLeader(w, "")
-		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		case read:
 			m.read.serve(tcp, w, r)
 		case tcp:
 			m.fwd.tcpRequest(w, r)
