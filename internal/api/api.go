@@ -58,6 +58,10 @@ type Handler struct {
 	Tokens *auth.Issuer
 	// Private: a user sees only their own jobs (administrators all).
 	Private bool
+	// Members, when set, changes the voters of a replicated control
+	// plane (POST /v1/members/join and /remove, administrators); nil: a
+	// single server, 409.
+	Members MemberFunc
 
 	loop   *server.Loop
 	log    EventReader
@@ -88,6 +92,8 @@ func NewHandler(loop *server.Loop, log EventReader, admins []string) *Handler {
 	h.mux.HandleFunc("POST /v1/reconfig", h.reconfig)
 	h.mux.HandleFunc("GET /v1/limits", h.limits)
 	h.mux.HandleFunc("POST /v1/tokens", h.token)
+	h.mux.HandleFunc("POST /v1/members/join", h.changeMember(true))
+	h.mux.HandleFunc("POST /v1/members/remove", h.changeMember(false))
 	h.mux.HandleFunc("/", h.noRoute)
 	return h
 }

@@ -30,12 +30,15 @@ func newMemberChangeCmd(join bool) *cobra.Command {
 		verb, done, short = "join", "joined", "Add a server to a replicated control plane as a voter (administrators)"
 	}
 	cmd := &cobra.Command{
-		Use:   verb + " RAFTADDR --server SOCKETS",
+		Use:   verb + " RAFTADDR --server LIST",
 		Short: short,
-		Long: short + `: the leader, found among --server (the members'
-sockets, comma-separated; an administrator's request), changes the raft
-configuration. A server to join runs already: xce serve --raft RAFTADDR
-without --peers. docs/ha.md.`,
+		Long: short + `: the leader changes the raft configuration. --server
+names a member or a comma-separated list of them: sockets (the caller
+is the user running this), or http(s):// URLs with an administrator's
+token ($XCE_TOKEN or --token-file); a follower forwards the request to
+the leader. Only root and the configuration's admins may. A server to
+join runs already: xce serve --raft RAFTADDR without --peers.
+docs/ha.md.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := server.client().ChangeMember(cmd.Context(), args[0], join); err != nil {

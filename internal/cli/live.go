@@ -54,7 +54,7 @@ func serverFlag(cmd *cobra.Command, to *conn) {
 }
 
 func newServeCmd() *cobra.Command {
-	var config, data, listen, cert, key, raftAddr string
+	var config, data, listen, cert, key, ca, raftAddr string
 	var peers []string
 	var dev bool
 	cmd := &cobra.Command{
@@ -78,7 +78,10 @@ configured cluster's jobs go on under their agents).
 With --raft, the server is one member of a replicated control plane of 3
 or 5 servers (docs/ha.md): --raft is its raft address, --peers the raft
 addresses of the first members (all of them, this one included), from
-which a member without raft state bootstraps the cluster.
+which a member without raft state bootstraps the cluster. A follower
+answers reads and forwards writes to the leader's --listen address, as
+their caller; with TLS it checks the leader's certificate against the
+system's roots, its own --tls-cert chain and --tls-ca.
 docs/daemon.md describes the configuration and what is not built yet.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -114,7 +117,10 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			if len(peers) > 0 && raftAddr == "" {
 				return badInput(errors.New("--peers needs --raft: this server's raft address"))
 			}
-			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, Version: Version, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key,
+			if ca == "" {
+				ca = os.Getenv("XCE_CA")
+			}
+			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, Version: Version, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key, TLSCA: ca,
 				Raft: raftAddr, Peers: peers, RaftLog: errOut,
 				Logf: logTo(errOut),
 				Ready: func(socket, addr string) {
@@ -145,6 +151,7 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 	fl.StringVar(&listen, "listen", api.DefaultListen, "the TCP address for agents, users with tokens and the dashboard (--dev: a free loopback port; \"\" for none); not loopback: needs --tls-cert and --tls-key")
 	fl.StringVar(&cert, "tls-cert", "", "the TCP listener's TLS certificate chain (PEM)")
 	fl.StringVar(&key, "tls-key", "", "the TCP listener's TLS private key (PEM)")
+	fl.StringVar(&ca, "tls-ca", "", "--raft with TLS: the certificate authority (PEM) of the other members' certificates, which a follower checks the leader's against when it forwards a write, besides the system's roots and its own --tls-cert chain (default $XCE_CA)")
 	fl.StringVar(&raftAddr, "raft", "", "this server's raft address, host:port: a member of a replicated control plane (docs/ha.md)")
 	fl.StringSliceVar(&peers, "peers", nil, "the raft addresses of the cluster's first members, this one's included (bootstrap)")
 	return cmd

@@ -140,15 +140,36 @@ func New(socket string) *Client {
 // With members, a request goes to the member that answered last, and to
 // the next one when that one is not the leader (503 with the not-leader
 // header: it took nothing) or could not be reached (no request sent), a
-// round every 200 ms, for at most FailoverWait. Any other answer or error
-// is returned as it is: a write a member took but did not answer is not
-// sent again (it may have been carried out).
+// round every 200 ms, for at most FailoverWait. A single server that
+// says it is not the leader (a member of a replicated control plane
+// while no leader is known: it took nothing) is asked again the same way.
+// Any other answer or error is returned as it is: a write a server took
+// but did not answer is not sent again (it may have been carried out).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	if c.err != nil {
 		return c.err
 	}
 	if len(c.members) > 0 {
 		return c.failover(ctx, method, path, in, out)
+	}
+	deadline := time.Now().Add(FailoverWait)
+	for {
+		err := c.send(ctx, method, path, in, out)
+		if !errors.Is(err, errNotLeader) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// send sends a request to the one server of c, once (Client.do).
+func (c *Client) send(ctx context.Context, method, path string, in, out any) error {
+	if c.err != nil {
+		return c.err
 	}
 	var body io.Reader
 	if in != nil {
@@ -384,7 +405,7 @@ func (c *Client) failover(ctx context.Context, method, path string, in, out any)
 		for next := int(c.leader.Load()); next >= 0; {
 			i := next
 			tried[i] = true
-			err = c.members[i].do(ctx, method, path, in, out)
+			err = c.members[i].send(ctx, method, path, in, out)
 			if !errors.Is(err, errNotLeader) && !errors.Is(err, errUnreachable) {
 				c.leader.Store(int32(i))
 				return err
@@ -452,7 +473,7 @@ func (c *Client) Members(ctx context.Context) ([]api.Member, error) {
 	var errs []error
 	for _, m := range one {
 		var rep api.MembersReply
-		if err := m.do(ctx, http.MethodGet, "/v1/members", nil, &rep); err != nil {
+		if err := m.send(ctx, http.MethodGet, "/v1/members", nil, &rep); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.name, err))
 			continue
 		}

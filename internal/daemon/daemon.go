@@ -65,6 +65,11 @@ type Options struct {
 	// is DataDir/agent.token, made at the first start.
 	Listen          string
 	TLSCert, TLSKey string
+	// TLSCA, when set, is a PEM file of the certificate authority that
+	// signed the other members' TLS certificates: a follower checks the
+	// leader's against it, the system's roots and its own TLSCert chain
+	// when it forwards a write (docs/ha.md).
+	TLSCA string
 	// Raft, when set, makes the server a member of a replicated control
 	// plane (docs/ha.md): its raft address, host:port. Peers are the raft
 	// addresses of the cluster's first members (Raft among them): a member

@@ -14,6 +14,7 @@ import (
 	"github.com/xce-sched/xce/internal/auth"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
+	"github.com/xce-sched/xce/internal/metrics"
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
 )
@@ -30,15 +31,21 @@ const FollowerRefresh = 200 * time.Millisecond
 
 // reader serves a follower's reads (GET /v1/...) from the replicated
 // state: a core built from a copy of the FSM's state, rebuilt at most
-// every FollowerRefresh when the state moved on.
+// every FollowerRefresh when the state moved on, or sooner to show a
+// write the follower forwarded (require).
 type reader struct {
 	m *member
+	// metrics are the follower's (/metrics), over the current view.
+	metrics *metrics.Metrics
 
 	mu     sync.Mutex
-	at     uint64    // the state index of the view; 0: none yet
-	built  time.Time // when the view was built
+	at     uint64        // the state index of the view; 0: none yet
+	need   uint64        // the least index the next view must have (require)
+	built  time.Time     // when the view was built
+	cost   time.Duration // how long building it took
 	socket http.Handler
 	tcp    http.Handler
+	loop   *server.Loop // the view's
 }
 
 // serve answers r from the view, rebuilt first when it is stale.
@@ -66,9 +73,14 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	defer rd.mu.Unlock()
 	var index uint64
 	rd.m.node.FSM().View(func(st *state.State) { index = st.Index })
-	if rd.socket != nil && (index == rd.at || time.Since(rd.built) < FollowerRefresh) {
+	if rd.socket != nil && rd.at >= rd.need && (index == rd.at || time.Since(rd.built) < FollowerRefresh) {
 		return rd.socket, rd.tcp, rd.at, nil
 	}
+	if rd.at < rd.need {
+		rd.catchUp()
+	}
+	began := time.Now()
+	defer func() { rd.cost = time.Since(began) }()
 	st, _, err := rd.m.node.FSM().Clone()
 	if err != nil {
 		return nil, nil, 0, err
@@ -100,9 +112,58 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 		}
 	}
 	h.Tokens = tokens
-	rd.socket, rd.tcp = h, api.NewTCPHandler(nil, "", h, tokens)
+	users := http.NewServeMux()
+	users.Handle("/v1/", h)
+	users.Handle("GET /metrics", metricsRoute(rd.metrics))
+	rd.socket, rd.tcp, rd.loop = users, api.NewTCPHandler(nil, "", users, tokens), loop
 	rd.at, rd.built = st.Index, time.Now()
 	return rd.socket, rd.tcp, rd.at, nil
+}
+
+// coreView runs fn on the core of the current view, if any (the
+// follower's metrics).
+func (rd *reader) coreView(fn func(k *live.Core)) {
+	rd.mu.Lock()
+	loop := rd.loop
+	rd.mu.Unlock()
+	if loop != nil {
+		loop.View(fn)
+	}
+}
+
+// CaughtUpWait bounds how long a read on a follower waits for the
+// replicated state to hold a write the follower forwarded (docs/ha.md).
+const CaughtUpWait = time.Second
+
+// require makes the next read build its view from a state that holds
+// index (the leader's state index when it answered a write this follower
+// forwarded: AppliedHeader), however recently the view was built: a
+// client that wrote through this follower reads its write from it next.
+func (rd *reader) require(index uint64) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	rd.need = max(rd.need, index)
+}
+
+// catchUp waits (rd.mu held) until the replicated state holds rd.need,
+// CaughtUpWait at most (then it gives up on it: the view is built from
+// what the state holds), and until the last build's cost has passed since
+// it ended: views built for writes take half the time at most.
+func (rd *reader) catchUp() {
+	var index uint64
+	stateAt := func() uint64 {
+		rd.m.node.FSM().View(func(st *state.State) { index = st.Index })
+		return index
+	}
+	for end := time.Now().Add(CaughtUpWait); stateAt() < rd.need && time.Now().Before(end); {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if index < rd.need {
+		rd.need = index
+	}
+	if wait := rd.cost - time.Since(rd.built); wait > 0 {
+		time.Sleep(wait)
+	}
 }
 
 // refuse is the log of a follower's read view: it takes no write (the

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,7 +36,8 @@ type member struct {
 	local *store.Store // the local copy of the replicated event log
 	api   string       // the TCP listener's address
 	cur   atomic.Pointer[handlers]
-	read  reader // a follower's reads
+	read  reader     // a follower's reads
+	fwd   *forwarder // a follower's writes
 }
 
 type handlers struct{ socket, tcp http.Handler }
@@ -92,8 +91,13 @@ func serveHA(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.Remove(socket)
-	m := &member{o: o, node: node, local: local, api: tcp.Addr().String()}
+	m := &member{o: o, node: node, local: local, api: advertised(o.Listen, tcp.Addr())}
 	m.read.m = m
+	m.read.metrics = metrics.New(metrics.Source{View: m.read.coreView, Store: local.Stats})
+	if m.fwd, err = newForwarder(forwardOptions{leader: m.leaderAPI, key: m.signingKey, notLeader: m.notLeader,
+		caughtUp: m.read.require, certFile: o.TLSCert, caFile: o.TLSCA}); err != nil {
+		return err
+	}
 	sockSrv := &http.Server{Handler: m.handler(false), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	tcpSrv := &http.Server{Handler: m.handler(true), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
@@ -131,15 +135,15 @@ wait:
 }
 
 // handler returns the handler of the socket (tcp false) or of the TCP
-// listener: the current term's; on a follower, the reads from the
-// replicated state and 503 (api.NotLeaderHeader) for the rest; GET
-// /v1/members and the member changes on both.
+// listener: GET /v1/members (what the member says of itself), then the
+// current term's while the member leads; on a follower, the reads from
+// the replicated state (reader), the writes forwarded to the leader
+// (forwarder), and 503 (api.NotLeaderHeader) for the agents' routes
+// (agents find the leader themselves: their sessions belong to its hub);
+// its own metrics (/metrics, from the replicated state); for the
+// dashboard, a redirect to the leader's.
 func (m *member) handler(tcp bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.URL.Path == "/v1/members/join" || r.URL.Path == "/v1/members/remove") && r.Method == http.MethodPost {
-			m.change(w, r, tcp)
-			return
-		}
 		if r.URL.Path == "/v1/members" && r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
 			self := m.node.Self()
@@ -155,18 +159,70 @@ func (m *member) handler(tcp bool) http.Handler {
 			}
 			return
 		}
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/v1/agent/") {
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		switch p := r.URL.Path; {
+		case p == "/metrics" && read:
 			m.read.serve(tcp, w, r)
-			return
+		case !strings.HasPrefix(p, "/v1/") && read:
+			m.fwd.redirect(w, r) // the dashboard: the leader's
+		case !strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/v1/agent/"):
+			m.notLeader(w, "")
+		case read:
+			m.read.serve(tcp, w, r)
+		case tcp:
+			m.fwd.tcpRequest(w, r)
+		default:
+			m.fwd.send(w, r)
 		}
-		m.notLeader(w)
 	})
+}
+
+// leaderAPI returns the address of the leader's TCP listener, from its
+// last start (event.ServerStarted) in the replicated state; "" when no
+// leader is known, or when this member is the raft leader but does not
+// serve as one yet (it would forward to itself).
+func (m *member) leaderAPI() string {
+	leader := m.node.Leader()
+	if leader == "" || leader == m.node.Addr() {
+		return ""
+	}
+	var addr string
+	m.node.FSM().View(func(st *state.State) { addr = st.APIs[leader] })
+	return addr
+}
+
+// signingKey returns the replicated token-signing key, "" before the
+// first leader replicated it.
+func (m *member) signingKey() string {
+	var key string
+	m.node.FSM().View(func(st *state.State) {
+		if st.Keys != nil {
+			key = st.Keys.SigningKey
+		}
+	})
+	return key
+}
+
+// advertised returns the address at which the other members and the
+// clients reach the TCP listener l listening on listen (--listen): the
+// host listen names (a name, or an address that is not unspecified),
+// with l's port; else l's address.
+func advertised(listen string, l net.Addr) string {
+	host, _, err := net.SplitHostPort(listen)
+	_, port, err2 := net.SplitHostPort(l.String())
+	if err != nil || err2 != nil || host == "" {
+		return l.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return l.String()
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // notLeader answers 503 with api.NotLeaderHeader and, when the
 // replicated state knows it, the leader's API address in api.LeaderHeader
-// and the message.
-func (m *member) notLeader(w http.ResponseWriter) {
+// and the message, followed by why when it is not "".
+func (m *member) notLeader(w http.ResponseWriter, why string) {
 	leader := m.node.Leader()
 	var addr string
 	m.node.FSM().View(func(st *state.State) { addr = st.APIs[leader] })
@@ -178,53 +234,13 @@ func (m *member) notLeader(w http.ResponseWriter) {
 	case leader != "":
 		msg = fmt.Sprintf("this server is not the leader; the leader's raft address is %s", leader)
 	}
+	if why != "" {
+		msg += "; " + why
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(api.NotLeaderHeader, "1")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_ = json.NewEncoder(w).Encode(api.Error{Msg: msg})
-}
-
-// change serves POST /v1/members/join and /v1/members/remove: an
-// administrator, on the socket only, adds or removes the member of a raft
-// address (api.MemberChange). A follower answers 503 (not the leader).
-func (m *member) change(w http.ResponseWriter, r *http.Request, tcp bool) {
-	fail := func(status int, msg string, notLeader bool) {
-		w.Header().Set("Content-Type", "application/json")
-		if notLeader {
-			w.Header().Set(api.NotLeaderHeader, "1")
-		}
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(api.Error{Msg: msg})
-	}
-	c, ok := api.CallerOf(r.Context())
-	if tcp || !ok || (c.UID != 0 && !slices.Contains(m.o.Server.Admins, c.User)) {
-		fail(http.StatusForbidden, "members are added and removed by an administrator, on a member's socket", false)
-		return
-	}
-	var req api.MemberChange
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Raft == "" {
-		fail(http.StatusBadRequest, `want {"raft": "host:port"}`, false)
-		return
-	}
-	if _, _, err := net.SplitHostPort(req.Raft); err != nil {
-		fail(http.StatusBadRequest, fmt.Sprintf("raft address %q: %v", req.Raft, err), false)
-		return
-	}
-	var err error
-	if strings.HasSuffix(r.URL.Path, "/join") {
-		err = m.node.Join(r.Context(), req.Raft)
-	} else {
-		err = m.node.Remove(r.Context(), req.Raft)
-	}
-	switch {
-	case errors.Is(err, replica.ErrNotLeader):
-		fail(http.StatusServiceUnavailable, err.Error(), true)
-	case err != nil:
-		fail(http.StatusInternalServerError, err.Error(), false)
-	default:
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]bool{"ok": true})
-	}
 }
 
 // term serves as the leader: it waits until the FSM has applied what
@@ -275,6 +291,7 @@ func (m *member) term(ctx context.Context) error {
 	handler := api.NewHandler(loop, m.local, o.Server.Admins)
 	handler.Private = o.Server.PrivateJobs
 	handler.Tokens = tokens
+	handler.Members = m.changeMember
 	if o.ConfigPath != "" {
 		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
 	}
@@ -296,7 +313,12 @@ func (m *member) term(ctx context.Context) error {
 	go func() { defer wg.Done(); loopDone <- loop.Run(tctx) }()
 	go func() { defer wg.Done(); hub.Monitor(tctx) }()
 	go func() { defer wg.Done(); dash.Run(tctx) }()
-	m.cur.Store(&handlers{socket: inTerm(tctx, w.socket()), tcp: inTerm(tctx, w.tcp(hub, agentToken, tokens))})
+	stateAt := func() uint64 {
+		var i uint64
+		loop.View(func(k *live.Core) { i = k.State.Index })
+		return i
+	}
+	m.cur.Store(&handlers{socket: inTerm(tctx, w.socket()), tcp: inTerm(tctx, withApplied(stateAt, w.tcp(hub, agentToken, tokens)))})
 	defer m.cur.Store(nil)
 	if o.Logf != nil {
 		o.Logf("leading (raft term %d), state at event %d", term, at)
@@ -329,6 +351,21 @@ func inTerm(term context.Context, h http.Handler) http.Handler {
 		defer stop()
 		h.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// changeMember adds (join) or removes the member of raft address addr
+// (api.Handler.Members): the leader alone may; api.ErrNotLeader else.
+func (m *member) changeMember(ctx context.Context, addr string, join bool) error {
+	var err error
+	if join {
+		err = m.node.Join(ctx, addr)
+	} else {
+		err = m.node.Remove(ctx, addr)
+	}
+	if errors.Is(err, replica.ErrNotLeader) {
+		return fmt.Errorf("%w: %w", api.ErrNotLeader, err)
+	}
+	return err
 }
 
 // keys returns the shared secrets of the replicated state: the issuer of

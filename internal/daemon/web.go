@@ -30,7 +30,15 @@ type web struct {
 func newWeb(a *api.Handler, m *metrics.Metrics, dash *dashboard.Handler) *web {
 	w := &web{api: a, m: m, dash: dash, mux: http.NewServeMux()}
 	w.mux.Handle("/v1/", a)
-	w.mux.HandleFunc("/metrics", func(rw http.ResponseWriter, r *http.Request) {
+	w.mux.Handle("/metrics", metricsRoute(m))
+	w.mux.Handle("/", dash)
+	return w
+}
+
+// metricsRoute returns the handler of /metrics: m's, for a caller with an
+// identity (401 without).
+func metricsRoute(m *metrics.Metrics) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if _, ok := api.CallerOf(r.Context()); !ok {
 			rw.Header().Set("Content-Type", "application/json")
 			rw.WriteHeader(http.StatusUnauthorized)
@@ -39,8 +47,6 @@ func newWeb(a *api.Handler, m *metrics.Metrics, dash *dashboard.Handler) *web {
 		}
 		m.Handler().ServeHTTP(rw, r)
 	})
-	w.mux.Handle("/", dash)
-	return w
 }
 
 // route returns the label of r for the metrics: the pattern of the route

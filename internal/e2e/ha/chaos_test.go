@@ -331,8 +331,8 @@ type agents struct {
 // startAgents starts n agents, of hosts h1..hn, on every member's address.
 func (c *cluster) startAgents(tokFile string, n int) *agents {
 	var urls []string
-	for _, a := range c.apis {
-		urls = append(urls, "http://"+a)
+	for i := range c.apis {
+		urls = append(urls, c.url(i))
 	}
 	a := &agents{}
 	for i := 1; i <= n; i++ {
@@ -341,8 +341,12 @@ func (c *cluster) startAgents(tokFile string, n int) *agents {
 		if err != nil {
 			c.t.Fatal(err)
 		}
-		cmd := exec.Command(xceBin, "agent", "--token-file", tokFile, "--server", strings.Join(urls, ","), "--name", name,
-			"--dir", filepath.Join(c.dir, "agent-"+name))
+		args := []string{"agent", "--token-file", tokFile, "--server", strings.Join(urls, ","), "--name", name,
+			"--dir", filepath.Join(c.dir, "agent-"+name)}
+		if c.ca != "" {
+			args = append(args, "--ca", c.ca)
+		}
+		cmd := exec.Command(xceBin, args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		err = cmd.Start()
 		logf.Close()
