@@ -1,43 +1,54 @@
 package runtime
 
-// cycleMap is a map emptied at every cycle's start. Clearing a Go map
-// costs its capacity, even when it holds little (and a map that once grew
-// keeps its capacity), so it remembers the keys it took and deletes only
-// those: a reset costs what the cycle put in.
+// cycleMap is a map emptied at every cycle's start, in O(1): each entry
+// carries the cycle it was set in, and one set in an earlier cycle is
+// absent. Clearing a Go map costs its capacity (and deleting its keys one
+// by one, a hash each), so the map is cleared only when it has grown past
+// cycleMapBound entries, stale ones included.
 type cycleMap[K comparable, V any] struct {
-	m    map[K]V
-	keys []K
+	m     map[K]stamped[V]
+	cycle uint64
 }
 
+// stamped is a value and the cycle it was set in.
+type stamped[V any] struct {
+	v  V
+	at uint64
+}
+
+// cycleMapBound is the most entries a cycleMap keeps across cycles before
+// it is cleared.
+const cycleMapBound = 1 << 12
+
 func newCycleMap[K comparable, V any]() cycleMap[K, V] {
-	return cycleMap[K, V]{m: map[K]V{}}
+	return cycleMap[K, V]{m: map[K]stamped[V]{}}
 }
 
 // get returns the value of k and whether the cycle set it.
 func (c *cycleMap[K, V]) get(k K) (V, bool) {
-	v, ok := c.m[k]
-	return v, ok
+	e, ok := c.m[k]
+	if !ok || e.at != c.cycle {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
 }
 
 // has reports whether the cycle set k.
 func (c *cycleMap[K, V]) has(k K) bool {
-	_, ok := c.m[k]
-	return ok
+	e, ok := c.m[k]
+	return ok && e.at == c.cycle
 }
 
 // set sets the value of k.
 func (c *cycleMap[K, V]) set(k K, v V) {
-	if _, ok := c.m[k]; !ok {
-		c.keys = append(c.keys, k)
-	}
-	c.m[k] = v
+	c.m[k] = stamped[V]{v, c.cycle}
 }
 
 // reset empties the map.
 func (c *cycleMap[K, V]) reset() {
-	for _, k := range c.keys {
-		delete(c.m, k)
+	c.cycle++
+	if len(c.m) > cycleMapBound {
+		clear(c.m)
 	}
-	clear(c.keys)
-	c.keys = c.keys[:0]
 }
