@@ -120,9 +120,11 @@ func TestSameUndefinedValue(t *testing.T) {
 		{"span[hosts=1] range", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 2, -1, "A")},
 			Jobs: []ct.Job{{ID: 1, Min: 1, Max: 3, ResReq: "same[type] span[hosts=1]"}}}, []string{"b*2"}},
 		// The same[] term must go to b, the only host with a type, and
-		// the select[] term too: the hosts of a plan are distinct.
+		// the select[] term too: the hosts of a plan are distinct, so no
+		// plan exists even on the idle cluster (BadRequest, as for a
+		// single term that no host can take).
 		{"compound term", ct.Spec{Hosts: []ct.Host{host("a", 1, -1, ""), host("b", 1, -1, "A")},
-			Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "1*{same[type]} + 1*{select[type==A]}"}}}, []string{"SameUnsatisfiable"}},
+			Jobs: []ct.Job{{ID: 1, Min: 2, ResReq: "1*{same[type]} + 1*{select[type==A]}"}}}, []string{"BadRequest"}},
 		// A sequential job skips the host without a type.
 		{"one task", ct.Spec{Hosts: []ct.Host{host("a", 4, -1, ""), host("b", 1, -1, "A")},
 			Jobs: []ct.Job{{ID: 1, Min: 1, ResReq: "same[type]"}}}, []string{"b*1"}},

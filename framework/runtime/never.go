@@ -228,12 +228,19 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 		}
 	}
 	minHosts := 0
+	// joint: the terms' capacities, host by host, for the check of the
+	// terms together (jointNeverFits); limits aside.
+	joint := len(alt.Terms) > 1 && !bounded
+	if joint {
+		r.diag.joint.reset(len(alt.Terms), len(c.Hosts))
+	}
 	for ti := range alt.Terms {
 		t := &alt.Terms[ti]
 		need := t.Tasks
 		if need == 0 {
 			need = job.Spec.TasksMin
 		}
+		termHosts := minHosts
 		total, largest, matching, slots := 0, 0, 0, 0
 		caps := r.diag.caps[:0]
 		r.diag.limits = r.diag.limits[:0]
@@ -259,6 +266,9 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 			total += each * hosts
 			largest = max(largest, each)
 			caps = append(caps, capRun{each, hosts})
+			if joint {
+				r.diag.joint.set(ti, h, each, hosts)
+			}
 		}
 		r.diag.caps = caps
 		if matching == 0 {
@@ -307,7 +317,10 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 				return fmt.Sprintf("span[ptile=%d] needs %s that take %d tasks each%s; the matching hosts that can: %d", p, plural(fullNeed, "host"), p, remText(rem), full), false, by
 			}
 		default:
-			minHosts++
+			minHosts += (need + max(largest, 1) - 1) / max(largest, 1)
+		}
+		if joint {
+			r.diag.joint.need[ti], r.diag.joint.hostsNeed[ti] = need, minHosts-termHosts
 		}
 		if need > total {
 			if total == 0 {
@@ -323,6 +336,11 @@ func (r *Runner) altNeverFits(job *framework.Job, alt *framework.Alternative, op
 	}
 	if nh := empty.NumHosts(q); len(alt.Terms) > 1 && minHosts > nh && !openOnly {
 		return fmt.Sprintf("the compound terms need %d distinct hosts, the queue has %d", minHosts, nh), false, -1
+	}
+	if joint && !noMatch {
+		if why := r.diag.joint.neverFits(); why != "" {
+			return why, false, -1
+		}
 	}
 	return "", noMatch, -1
 }

@@ -417,7 +417,8 @@ func (r *Runner) WantsSlotsOnly(job *framework.Job) bool {
 // diagScratch holds diagnose's buffers between calls.
 type diagScratch struct {
 	alts, offs, sums []int
-	caps             []capRun // altNeverFits: the matching hosts' capacities
+	caps             []capRun  // altNeverFits: the matching hosts' capacities
+	joint            jointCaps // altNeverFits: every term's, for the terms together
 	bounds           []framework.HostReasonCount
 	// limits: altNeverFits, bounded: per limit, the matching hosts it
 	// bounds below their capacity.
