@@ -100,7 +100,21 @@ func (d *dispatcher) Allocate(job *framework.Job) (bool, error) {
 	if d.ready && d.proj.starts > 0 {
 		return d.TryStart(job)
 	}
+	if d.keepsTooLarge(job) {
+		return false, nil
+	}
 	return d.allocate(job)
+}
+
+// keepsTooLarge reports whether job, which would be the runner's attempt,
+// needs more slots than are free in all and is one a partial cycle would
+// have left out had so few been free at its start (Options.SkipTooLarge:
+// it pended for want of slots, and a plain request with no span[] or
+// same[] on open hosts can pend for nothing else): it keeps its reasons,
+// and the attempt is spared.
+func (d *dispatcher) keepsTooLarge(job *framework.Job) bool {
+	return d.partial && job.Req != nil && job.Reserved == nil && minTasks(job) > d.s.State.TotalFreeSlots() &&
+		d.s.tooLarge(job) > 0 && d.s.runner.WantsSlotsOnly(job)
 }
 
 // allocate is one attempt of the live runner.
@@ -324,12 +338,8 @@ func (d *dispatcher) TryStart(job *framework.Job) (bool, error) {
 	if job.Req == nil || job.Reserved == nil && minTasks(job) > d.s.State.TotalFreeSlots() {
 		// Too few slots are free now, whatever the reservations: what is
 		// left is the runner's attempt, for the reasons (as Block would
-		// make it) — unless, in a partial cycle, it is one the cycle
-		// would have left out had so few been free at its start
-		// (Options.SkipTooLarge) and its reason can be nothing but want
-		// of slots (no span[] or same[], every host open): it keeps its
-		// reasons.
-		if d.partial && d.s.tooLarge(job) > 0 && d.s.runner.WantsSlotsOnly(job) {
+		// make it), unless the job keeps them.
+		if d.keepsTooLarge(job) {
 			return false, nil
 		}
 		return d.allocate(job)
