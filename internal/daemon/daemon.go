@@ -78,6 +78,12 @@ type Options struct {
 	Raft    string
 	Peers   []string
 	RaftLog io.Writer
+	// RaftSnapshotThreshold, RaftTrailingLogs and RaftSnapshotInterval
+	// tune raft's snapshots (replica.Config's SnapshotThreshold,
+	// TrailingLogs and SnapshotInterval; zero: the defaults; docs/ha.md).
+	RaftSnapshotThreshold uint64
+	RaftTrailingLogs      uint64
+	RaftSnapshotInterval  time.Duration
 	// Logf, when set, logs the remote agents' registrations and losses.
 	Logf func(format string, args ...any)
 	// Ready, when set, is called once the socket (and the TCP listener,
