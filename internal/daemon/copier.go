@@ -112,12 +112,12 @@ func (c *copier) apply(events []event.Event) {
 			continue
 		}
 		if e.Index != last+1 {
-			c.appendNow(add)
+			_ = c.appendNow(add) // what comes before; the gap is filled after it
 			c.startGap(top, fmt.Sprintf("and event %d comes next", e.Index))
 			return
 		}
 		if err := e.Check(); err != nil {
-			c.appendNow(add)
+			_ = c.appendNow(add) // what comes before; the gap is filled after it
 			c.startGap(top, fmt.Sprintf("and event %d cannot be stored: %v", e.Index, err))
 			return
 		}
