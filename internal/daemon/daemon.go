@@ -84,7 +84,9 @@ type Options struct {
 	RaftSnapshotThreshold uint64
 	RaftTrailingLogs      uint64
 	RaftSnapshotInterval  time.Duration
-	// Logf, when set, logs the remote agents' registrations and losses.
+	// Logf, when set, logs the remote agents' registrations and losses
+	// (and a member's leadership and the filling of its local copy of the
+	// event log).
 	Logf func(format string, args ...any)
 	// Ready, when set, is called once the socket (and the TCP listener,
 	// at addr, "" without one) accept requests.
