@@ -56,6 +56,8 @@ func serverFlag(cmd *cobra.Command, to *conn) {
 func newServeCmd() *cobra.Command {
 	var config, data, listen, cert, key, ca, raftAddr string
 	var peers []string
+	var snapThreshold, trailingLogs uint64
+	var snapInterval time.Duration
 	var dev bool
 	cmd := &cobra.Command{
 		Use:   "serve (--dev | --config FILE --data DIR) [--listen ADDR] [--tls-cert FILE --tls-key FILE] [--raft ADDR --peers RAFTADDR,...]",
@@ -117,11 +119,20 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 			if len(peers) > 0 && raftAddr == "" {
 				return badInput(errors.New("--peers needs --raft: this server's raft address"))
 			}
+			for _, f := range []string{"raft-snapshot-threshold", "raft-trailing-logs", "raft-snapshot-interval"} {
+				if cmd.Flags().Changed(f) && raftAddr == "" {
+					return badInput(fmt.Errorf("--%s needs --raft: it tunes a member of a replicated control plane", f))
+				}
+			}
+			if snapInterval != 0 && snapInterval < 5*time.Millisecond {
+				return badInput(fmt.Errorf("--raft-snapshot-interval %v: at least 5ms", snapInterval))
+			}
 			if ca == "" {
 				ca = os.Getenv("XCE_CA")
 			}
 			return daemon.Serve(ctx, daemon.Options{Cluster: c, Server: s, ConfigText: text, Version: Version, ConfigPath: config, DataDir: data, Dev: dev, Listen: listen, TLSCert: cert, TLSKey: key, TLSCA: ca,
 				Raft: raftAddr, Peers: peers, RaftLog: errOut,
+				RaftSnapshotThreshold: snapThreshold, RaftTrailingLogs: trailingLogs, RaftSnapshotInterval: snapInterval,
 				Logf: logTo(errOut),
 				Ready: func(socket, addr string) {
 					switch {
@@ -154,6 +165,9 @@ docs/daemon.md describes the configuration and what is not built yet.`,
 	fl.StringVar(&ca, "tls-ca", "", "--raft with TLS: the certificate authority (PEM) of the other members' certificates, which a follower checks the leader's against when it forwards a write, besides the system's roots and its own --tls-cert chain (default $XCE_CA)")
 	fl.StringVar(&raftAddr, "raft", "", "this server's raft address, host:port: a member of a replicated control plane (docs/ha.md)")
 	fl.StringSliceVar(&peers, "peers", nil, "the raft addresses of the cluster's first members, this one's included (bootstrap)")
+	fl.Uint64Var(&snapThreshold, "raft-snapshot-threshold", 0, "--raft tuning: raft entries since the last snapshot before the member takes another and compacts its raft log (0: raft's default, 8192)")
+	fl.Uint64Var(&trailingLogs, "raft-trailing-logs", 0, "--raft tuning: raft entries kept after a snapshot for members a little behind; one further behind is sent the snapshot (0: --raft-snapshot-threshold when given, else raft's default, 10240)")
+	fl.DurationVar(&snapInterval, "raft-snapshot-interval", 0, "--raft tuning: how often the member checks whether to take a snapshot, plus a random extra of up to as much (0: raft's default, 2m0s)")
 	return cmd
 }
 

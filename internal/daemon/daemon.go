@@ -78,7 +78,15 @@ type Options struct {
 	Raft    string
 	Peers   []string
 	RaftLog io.Writer
-	// Logf, when set, logs the remote agents' registrations and losses.
+	// RaftSnapshotThreshold, RaftTrailingLogs and RaftSnapshotInterval
+	// tune raft's snapshots (replica.Config's SnapshotThreshold,
+	// TrailingLogs and SnapshotInterval; zero: the defaults; docs/ha.md).
+	RaftSnapshotThreshold uint64
+	RaftTrailingLogs      uint64
+	RaftSnapshotInterval  time.Duration
+	// Logf, when set, logs the remote agents' registrations and losses
+	// (and a member's leadership and the filling of its local copy of the
+	// event log).
 	Logf func(format string, args ...any)
 	// Ready, when set, is called once the socket (and the TCP listener,
 	// at addr, "" without one) accept requests.

@@ -86,8 +86,9 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 		return nil, nil, 0, err
 	}
 	// The local copy of the log (job histories) is appended right after
-	// the state: wait a moment for it to catch up.
-	for end := time.Now().Add(100 * time.Millisecond); rd.m.local.Last() < st.Index && time.Now().Before(end); {
+	// the state: wait a moment for it to catch up (unless it has a gap:
+	// its reads go to the leader then, member.handler).
+	for end := time.Now().Add(100 * time.Millisecond); rd.m.local.Last() < st.Index && !rd.m.copy.gapped() && time.Now().Before(end); {
 		time.Sleep(2 * time.Millisecond)
 	}
 	if st.Index == 0 || st.Config == "" {

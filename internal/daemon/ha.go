@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ type member struct {
 	o     Options
 	node  *replica.Node
 	local *store.Store // the local copy of the replicated event log
+	copy  *copier      // local's
 	api   string       // the TCP listener's address
 	cur   atomic.Pointer[handlers]
 	read  reader     // a follower's reads
@@ -73,9 +75,10 @@ func serveHA(ctx context.Context, o Options) error {
 			o.Logf("the single server's event log (%d events) starts the cluster", initial.Index)
 		}
 	}
-	cp := &copier{log: local, logf: o.Logf}
+	cp := newCopier(local, o.Logf)
 	node, err := replica.Open(replica.Config{Addr: o.Raft, Dir: filepath.Join(o.DataDir, "raft"), Peers: o.Peers,
-		Initial: initial, OnApply: cp.apply, LogOutput: o.RaftLog})
+		SnapshotThreshold: o.RaftSnapshotThreshold, TrailingLogs: o.RaftTrailingLogs, SnapshotInterval: o.RaftSnapshotInterval,
+		Initial: initial, OnApply: cp.apply, OnRestore: cp.restored, LogOutput: o.RaftLog})
 	if err != nil {
 		return err
 	}
@@ -91,13 +94,20 @@ func serveHA(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.Remove(socket)
-	m := &member{o: o, node: node, local: local, api: advertised(o.Listen, tcp.Addr())}
+	m := &member{o: o, node: node, local: local, copy: cp, api: advertised(o.Listen, tcp.Addr())}
 	m.read.m = m
 	m.read.metrics = metrics.New(metrics.Source{View: m.read.coreView, Store: local.Stats})
 	if m.fwd, err = newForwarder(forwardOptions{leader: m.leaderAPI, key: m.signingKey, notLeader: m.notLeader,
 		caughtUp: m.read.require, certFile: o.TLSCert, caFile: o.TLSCA}); err != nil {
 		return err
 	}
+	// The copy's gaps are filled from the other members' logs, in the
+	// background.
+	cp.fetch, cp.keys = (&peerLog{fwd: m.fwd, addrs: m.peerAPIs}).events, m.clusterKeys
+	fillCtx, stopFill := context.WithCancel(ctx)
+	fillDone := make(chan struct{})
+	go func() { defer close(fillDone); cp.run(fillCtx) }()
+	defer func() { stopFill(); <-fillDone }()
 	sockSrv := &http.Server{Handler: m.handler(false), ConnContext: api.ConnContext, ReadHeaderTimeout: 10 * time.Second}
 	tcpSrv := &http.Server{Handler: m.handler(true), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
@@ -141,7 +151,10 @@ wait:
 // (forwarder), and 503 (api.NotLeaderHeader) for the agents' routes
 // (agents find the leader themselves: their sessions belong to its hub);
 // its own metrics (/metrics, from the replicated state); for the
-// dashboard, a redirect to the leader's.
+// dashboard, a redirect to the leader's. While the local copy of the
+// event log has a gap (copier), the reads of the copy (logRead) are
+// forwarded to the leader by a follower, and answered 503
+// (api.NotLeaderHeader: ask another member) by a leader.
 func (m *member) handler(tcp bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/members" && r.Method == http.MethodGet {
@@ -151,7 +164,12 @@ func (m *member) handler(tcp bool) http.Handler {
 				Role: self.Role, Term: self.Term, LastIndex: self.LastIndex}}})
 			return
 		}
+		gap := logRead(r) && m.copy.gapped()
 		if h := m.cur.Load(); h != nil {
+			if gap {
+				m.incomplete(w)
+				return
+			}
 			if tcp {
 				h.tcp.ServeHTTP(w, r)
 			} else {
@@ -167,6 +185,10 @@ func (m *member) handler(tcp bool) http.Handler {
 			m.fwd.redirect(w, r) // the dashboard: the leader's
 		case !strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/v1/agent/"):
 			m.notLeader(w, "")
+		case gap && tcp:
+			m.fwd.tcpRequest(w, r)
+		case gap:
+			m.fwd.send(w, r)
 		case read:
 			m.read.serve(tcp, w, r)
 		case tcp:
@@ -175,6 +197,66 @@ func (m *member) handler(tcp bool) http.Handler {
 			m.fwd.send(w, r)
 		}
 	})
+}
+
+// logRead reports whether r is a read the API answers from the local copy
+// of the event log: a job's history (GET /v1/jobs/{id}/history) or the
+// log itself (GET /v1/events).
+func logRead(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if r.URL.Path == "/v1/events" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/jobs/")
+	id, ok2 := strings.CutSuffix(rest, "/history")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
+}
+
+// incomplete answers a read of the local copy of the event log while the
+// copy has a gap, on the leader: 503 with api.NotLeaderHeader (nothing
+// was taken: the client asks another member, whose copy is complete).
+func (m *member) incomplete(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(api.NotLeaderHeader, "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(api.Error{Msg: fmt.Sprintf("this server's copy of the event log ends at event %d and is being filled from the other members: job histories and the event log are read on another member; ask another", m.local.Last())})
+}
+
+// peerAPIs returns the API addresses of the other members this one may
+// read the event log from (copier): the leader's first, then those of the
+// members that led before (the replicated state records each leader's
+// address), in order.
+func (m *member) peerAPIs() []string {
+	leader := m.leaderAPI()
+	var others []string
+	m.node.FSM().View(func(st *state.State) {
+		for raft, a := range st.APIs {
+			if raft != m.node.Addr() && a != m.api && a != leader && a != "" {
+				others = append(others, a)
+			}
+		}
+	})
+	slices.Sort(others)
+	others = slices.Compact(others)
+	if leader == "" {
+		return others
+	}
+	return append([]string{leader}, others...)
+}
+
+// clusterKeys returns the replicated state's shared secrets, nil before
+// the first leader replicated them.
+func (m *member) clusterKeys() *event.Keys {
+	var keys *event.Keys
+	m.node.FSM().View(func(st *state.State) {
+		if st.Keys != nil {
+			k := *st.Keys
+			keys = &k
+		}
+	})
+	return keys
 }
 
 // leaderAPI returns the address of the leader's TCP listener, from its
@@ -411,48 +493,4 @@ func (m *member) keys(ctx context.Context, loop *server.Loop) (*auth.Issuer, str
 		}
 	}
 	return iss, have.AgentToken, nil
-}
-
-// copier keeps the member's local copy of the replicated event log (the
-// store in the data directory), which the API's job histories, the
-// dashboard and `xce sim verify` read: every applied event it does not
-// have yet, in order. After a gap (the member was restored from a raft
-// snapshot beyond its copy) it stops copying and says so once.
-type copier struct {
-	log    *store.Store
-	logf   func(format string, args ...any)
-	broken bool
-}
-
-// apply appends the events the copy lacks (replica.Config.OnApply).
-func (c *copier) apply(events []event.Event) {
-	if c.broken {
-		return
-	}
-	var add []event.Event
-	for _, e := range events {
-		last := c.log.Last() + uint64(len(add))
-		switch {
-		case e.Index <= last:
-			continue
-		case e.Index != last+1 || e.Check() != nil:
-			c.broken = true
-			if c.logf != nil {
-				c.logf("the local copy of the event log stops at %d (event %d comes next)", last, e.Index)
-			}
-		default:
-			add = append(add, e)
-			continue
-		}
-		break
-	}
-	if len(add) == 0 {
-		return
-	}
-	if _, err := c.log.Append(context.Background(), add...); err != nil {
-		c.broken = true
-		if c.logf != nil {
-			c.logf("the local copy of the event log: %v", err)
-		}
-	}
 }

@@ -67,6 +67,12 @@ type FSM struct {
 	// entry was applied with its events (not under the FSM's lock; from
 	// raft's FSM goroutine, so it must return quickly).
 	OnApply func(events []event.Event)
+	// OnRestore, when set before the node starts, is called after the
+	// state was replaced by a raft snapshot's (at a node's start, or when
+	// the leader sent one: this member lacked entries the leader had
+	// compacted) with the index of the snapshot state's last event (not
+	// under the FSM's lock; from raft's FSM goroutine).
+	OnRestore func(index uint64)
 }
 
 // NewFSM returns an FSM over st (the state to continue from: state.New()
@@ -171,6 +177,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.st = st
 	f.mu.Unlock()
+	if f.OnRestore != nil {
+		f.OnRestore(st.Index)
+	}
 	return nil
 }
 

@@ -80,8 +80,13 @@ func TestFSM(t *testing.T) {
 		t.Fatalf("persist: %v, closed %v", err, s.closed)
 	}
 	g := NewFSM(state.New())
+	var restored []uint64
+	g.OnRestore = func(index uint64) { restored = append(restored, index) }
 	if err := g.Restore(io.NopCloser(bytes.NewReader(s.Bytes()))); err != nil {
 		t.Fatal(err)
+	}
+	if !equal(restored, []uint64{4}) {
+		t.Fatalf("OnRestore told %v, want [4]", restored)
 	}
 	g.View(func(st *state.State) {
 		got, _ := st.Marshal()
@@ -95,6 +100,9 @@ func TestFSM(t *testing.T) {
 	}
 	if err := g.Restore(io.NopCloser(bytes.NewReader([]byte("{")))); err == nil {
 		t.Fatal("a broken snapshot restored")
+	}
+	if len(restored) != 1 {
+		t.Fatalf("OnRestore told of a broken snapshot: %v", restored)
 	}
 }
 

@@ -67,6 +67,15 @@ type Config struct {
 	// SnapshotThreshold: entries since the last snapshot before raft takes
 	// another (0: raft's default, 8192).
 	SnapshotThreshold uint64
+	// TrailingLogs: entries raft keeps in its log after a snapshot, for
+	// followers a little behind (0: SnapshotThreshold when that is set,
+	// else raft's default, 10240). A member further behind than that
+	// receives a snapshot instead.
+	TrailingLogs uint64
+	// SnapshotInterval: how often raft checks whether to take a snapshot,
+	// with a random extra of up to as much again (0: raft's default,
+	// 120 s; at least 5 ms).
+	SnapshotInterval time.Duration
 	// Initial, when set, is a single server's state (its recovered event
 	// log) that this node, without raft state yet, makes the start of a new
 	// cluster of which it is the only voter: the state goes into a raft
@@ -77,6 +86,9 @@ type Config struct {
 	// events once applied (from raft's FSM goroutine; it must return
 	// quickly).
 	OnApply func(events []event.Event)
+	// OnRestore, when set, is the FSM's OnRestore: told of the index of
+	// the last event of every snapshot the state is restored from.
+	OnRestore func(index uint64)
 	// LogOutput receives raft's own log (warnings and errors); nil
 	// discards it.
 	LogOutput io.Writer
@@ -132,6 +144,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.fsm = NewFSM(state.New())
 	n.fsm.OnApply = cfg.OnApply
+	n.fsm.OnRestore = cfg.OnRestore
 	if !existing && cfg.Initial != nil {
 		if len(cfg.Peers) > 1 || len(cfg.Peers) == 1 && cfg.Peers[0] != n.addr {
 			return fail(fmt.Errorf("raft: a single server's state starts a cluster of one: --peers must name this server alone (%s), not %v; join the others after (docs/ha.md)", n.addr, cfg.Peers))
@@ -233,6 +246,12 @@ func raftConfig(addr string, cfg Config, logger hclog.Logger) *raft.Config {
 	if cfg.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = cfg.SnapshotThreshold
 		rc.TrailingLogs = cfg.SnapshotThreshold
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+	if cfg.SnapshotInterval > 0 {
+		rc.SnapshotInterval = cfg.SnapshotInterval
 	}
 	return rc
 }

@@ -195,7 +195,8 @@ func TestSeedAndJoin(t *testing.T) {
 	if idx, err := a.Append(ctx, submits(4, 4, 4)...); err != nil || fmt.Sprint(idx) != "[4]" {
 		t.Fatalf("append: %v %v", idx, err)
 	}
-	b, err := Open(Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "b"), Timeouts: fast})
+	restored := make(chan uint64, 4)
+	b, err := Open(Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "b"), Timeouts: fast, OnRestore: func(i uint64) { restored <- i }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,93 @@ func TestSeedAndJoin(t *testing.T) {
 	if fmt.Sprint(users) != "[u1 u2 u3 u4 u5]" {
 		t.Fatalf("the joined member's jobs: %v", users)
 	}
+	if len(restored) != 1 || <-restored != 3 {
+		t.Fatal("the joined member was not told of the seed snapshot (event 3) once")
+	}
 	if err := a.Remove(ctx, b.Addr()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCompactedCatchUp: with a small snapshot threshold, one trailing
+// entry and a short snapshot interval, the leader compacts its log; a
+// member stopped before is caught up with a snapshot (OnRestore tells the
+// index of its last event), then with the entries after it.
+func TestCompactedCatchUp(t *testing.T) {
+	ctx := context.Background()
+	dirs := make([]string, 3)
+	nodes := make([]*Node, 3)
+	restored := make(chan uint64, 16)
+	cfg := func(i int, addr string) Config {
+		return Config{Addr: addr, Dir: dirs[i], Timeouts: fast, SnapshotThreshold: 2, TrailingLogs: 1, SnapshotInterval: 10 * time.Millisecond,
+			OnRestore: func(index uint64) { restored <- index }}
+	}
+	var peers []string
+	for i := range nodes {
+		dirs[i] = filepath.Join(t.TempDir(), fmt.Sprint(i))
+		n, err := Open(cfg(i, "127.0.0.1:0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = n
+		peers = append(peers, n.Addr())
+	}
+	defer func() {
+		for _, n := range nodes {
+			if n != nil {
+				_ = n.Close()
+			}
+		}
+	}()
+	for _, n := range nodes {
+		if err := n.Bootstrap(peers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := leader(t, nodes)
+	if _, err := l.Append(ctx, submits(1, 1, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	f := 0
+	for nodes[f] == l {
+		f++
+	}
+	waitFor(t, "the follower at index 1", func() bool { _, at := snap(t, nodes[f]); return at == 1 })
+	addr := nodes[f].Addr()
+	if err := nodes[f].Close(); err != nil {
+		t.Fatal(err)
+	}
+	nodes[f] = nil
+	for len(restored) > 0 {
+		<-restored
+	}
+	first := l.Raft().LastIndex()
+	for id := event.JobID(2); id <= 6; id++ {
+		if _, err := l.Append(ctx, submits(uint64(id), id, id)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The leader compacted the entries after the follower's.
+	waitFor(t, "a snapshot beyond the follower's entries", func() bool {
+		var at uint64
+		_, err := fmt.Sscan(l.Raft().Stats()["last_snapshot_index"], &at)
+		return err == nil && at > first+1
+	})
+	n, err := Open(cfg(f, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[f] = n
+	waitFor(t, "the restarted member at index 6", func() bool { _, at := snap(t, n); return at == 6 })
+	var got []uint64
+	for len(restored) > 0 {
+		got = append(got, <-restored)
+	}
+	if len(got) == 0 || got[len(got)-1] < 2 {
+		t.Fatalf("the restarted member was restored from snapshots at events %v, want one beyond event 1", got)
+	}
+	want, _ := snap(t, l)
+	if s, _ := snap(t, n); !bytes.Equal(s, want) {
+		t.Fatalf("the restarted member's state:\n%s\nwant\n%s", s, want)
 	}
 }

@@ -107,6 +107,8 @@ type cluster struct {
 	// listener, for 127.0.0.1, and key its key: the members serve https
 	// (useTLS).
 	ca, key string
+	// extra are flags every member is started with, after the others.
+	extra []string
 }
 
 // useTLS makes the members serve TLS with one self-signed certificate
@@ -178,6 +180,7 @@ func (c *cluster) start(i int) {
 	if c.ca != "" {
 		args = append(args, "--tls-cert", c.ca, "--tls-key", c.key)
 	}
+	args = append(args, c.extra...)
 	cmd := exec.Command(xceBin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
