@@ -224,6 +224,13 @@ func TestForward(t *testing.T) {
 		}
 	}
 
+	// The log of a running member, read through its socket (the keys
+	// masked), replays to the same decisions.
+	if out, err := exec.Command(xceBin, "sim", "verify", "--data", c.data(f)).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "differences") || !strings.HasSuffix(strings.TrimSpace(lastLine(string(out))), " 0") {
+		t.Fatalf("xce sim verify on a running follower: %v\n%s", err, out)
+	}
+
 	// The follower's own metrics, from its replicated state; its
 	// dashboard is the leader's.
 	pool := x509.NewCertPool()
