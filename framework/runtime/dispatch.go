@@ -140,15 +140,22 @@ func (d *dispatcher) started(job *framework.Job) {
 	}
 }
 
-// Reserve implements framework.Dispatcher.
+// Reserve implements framework.Dispatcher. A reservation re-recorded as
+// it stands (an unchanged EASY head's) keeps its record: reservations
+// are never written in place, so the job's may be shared.
 func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.setup()
 	d.changed = true
-	if job.Reserved != nil {
-		d.vacated = d.vacated || r.Start < job.Reserved.Start && d.s.keeps[job.Spec.Queue]
+	old := job.Reserved
+	if old != nil {
+		d.vacated = d.vacated || r.Start < old.Start && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)
 	}
 	d.proj.reserve(r.Start, r.End, r.Alloc)
+	if old != nil && *old == r {
+		job.Reserved = old
+		return
+	}
 	rr := r
 	job.Reserved = &rr
 }
