@@ -77,7 +77,7 @@ type Scheduler struct {
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
 	running []*framework.Job
-	byEnd   []*framework.Job // the running jobs by estimated end, then ID (runningByEnd)
+	byEnd   []runningEnd // the running jobs by estimated end, then ID (runningByEnd)
 	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
 
