@@ -196,3 +196,25 @@ func TestMaxTimeAgrees(t *testing.T) {
 		t.Errorf("swf.MaxTime %d, cluster.MaxTime %d", int64(swf.MaxTime), int64(cluster.MaxTime))
 	}
 }
+
+// TestPrepareUsers: a record's user number n is the user u<n>, the same
+// name for every record of it, and "nobody" when the number is negative
+// (unknown); large numbers are named as small ones.
+func TestPrepareUsers(t *testing.T) {
+	users := []int64{-1, 0, 7, 7, 70000, 3, -5}
+	w := &sim.Workload{Header: swf.Header{MaxNodes: 1, MaxProcs: 1}}
+	for i, u := range users {
+		w.Jobs = append(w.Jobs, swf.Job{ID: int64(i + 1), Submit: int64(i), Run: 1, ReqProcs: 1, User: u})
+	}
+	prep, err := sim.Prepare(w, sim.Setup{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range prep.Cluster.Jobs {
+		got = append(got, j.User)
+	}
+	if want := "[nobody u0 u7 u7 u70000 u3 nobody]"; fmt.Sprint(got) != want {
+		t.Errorf("users %v, want %s", got, want)
+	}
+}

@@ -37,7 +37,8 @@ type Recorder struct {
 // NewRecorder returns a recorder for a simulation of s (jobs already
 // running in s count as busy from the start).
 func NewRecorder(s *runtime.Scheduler) *Recorder {
-	r := &Recorder{lastT: -1}
+	// A cycle per submit or end time, at most: room for as many points.
+	r := &Recorder{lastT: -1, Series: make([]Point, 0, 2*len(s.Jobs)+1)}
 	for _, j := range s.Jobs {
 		if j.State == framework.Running {
 			r.busy += j.Alloc.Slots()
@@ -141,7 +142,7 @@ func Summarize(s *runtime.Scheduler, rec *Recorder, totalSlots int) Summary {
 // bounded slowdown's threshold in the jobs' time unit.
 func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int, tau float64) Summary {
 	var sum Summary
-	var waits []float64
+	waits := make([]int64, 0, len(jobs))
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	var work, waitSum, respSum, sldSum, bsldSum float64
 	sldN := 0
@@ -159,7 +160,7 @@ func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int, tau float64
 		wait := float64(j.Start - j.Spec.Submit)
 		run := float64(j.End - j.Start)
 		resp := float64(j.End - j.Spec.Submit)
-		waits = append(waits, wait)
+		waits = append(waits, j.Start-j.Spec.Submit)
 		waitSum += wait
 		respSum += resp
 		if run > 0 {
@@ -195,24 +196,25 @@ func summarize(jobs []*framework.Job, rec *Recorder, totalSlots int, tau float64
 	if sldN > 0 {
 		sum.SlowdownMean = sldSum / float64(sldN)
 	}
+	// Sorted as integers (times are at most 10^15, exact as float64s).
 	slices.Sort(waits)
 	sum.WaitMedianS = median(waits)
 	sum.WaitP95S = nearestRank(waits, 0.95)
 	return sum
 }
 
-func median(sorted []float64) float64 {
+func median(sorted []int64) float64 {
 	n := len(sorted)
 	if n%2 == 1 {
-		return sorted[n/2]
+		return float64(sorted[n/2])
 	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
+	return (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
 }
 
 // nearestRank returns the ⌈p·n⌉-th smallest value (1-based).
-func nearestRank(sorted []float64, p float64) float64 {
+func nearestRank(sorted []int64, p float64) float64 {
 	k := int(math.Ceil(p * float64(len(sorted))))
-	return sorted[max(k, 1)-1]
+	return float64(sorted[max(k, 1)-1])
 }
 
 // scale turns a summary computed in ticks of tick seconds into seconds.

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"slices"
 
@@ -132,7 +131,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 		ev.Ended = ev.Ended[:0]
 		if !opts.PerEvent {
 			for ends.Len() > 0 && ends.q[0].at <= now {
-				e := heap.Pop(&ends).(end)
+				e := ends.pop()
 				if e.stale() {
 					continue
 				}
@@ -155,7 +154,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 			events++
 		}
 		for ends.Len() > 0 && ends.q[0].at <= now {
-			e := heap.Pop(&ends).(end)
+			e := ends.pop()
 			if e.stale() {
 				continue
 			}
@@ -184,7 +183,7 @@ func nextEvent(submits []int64, ends *endQueue, last int64) (int64, bool) {
 		t, ok = submits[i], true
 	}
 	for ends.Len() > 0 && ends.q[0].stale() {
-		heap.Pop(ends) // no event: a run that preemption cut short
+		ends.pop() // no event: a run that preemption cut short
 	}
 	if ends.Len() > 0 && (!ok || ends.q[0].at < t) {
 		t, ok = ends.q[0].at, true
@@ -203,7 +202,8 @@ type end struct {
 // stale reports whether e is the end of a run that preemption cut short.
 func (e end) stale() bool { return e.job.State != framework.Running || e.job.Preemptions != e.run }
 
-// endQueue is a min-heap of job ends by time, then job ID.
+// endQueue is a min-heap of job ends by time, then job ID. It sifts as
+// container/heap does, on its own type: no end is boxed in an interface.
 type endQueue struct {
 	q    []end
 	zero bool // Runtime 0 ends at once (else never)
@@ -213,22 +213,55 @@ type endQueue struct {
 // its runtime, pushed back by the time it spent suspended.
 func (q *endQueue) add(j *framework.Job, start int64) {
 	if j.Spec.Runtime > 0 || q.zero {
-		heap.Push(q, end{start + j.SuspendedFor + max(j.Spec.Runtime, 0), j, j.Preemptions})
+		q.push(end{start + j.SuspendedFor + max(j.Spec.Runtime, 0), j, j.Preemptions})
 	}
 }
 
+// Len returns the number of ends queued.
 func (q *endQueue) Len() int { return len(q.q) }
-func (q *endQueue) Less(i, j int) bool {
+
+func (q *endQueue) less(i, j int) bool {
 	if q.q[i].at != q.q[j].at {
 		return q.q[i].at < q.q[j].at
 	}
 	return q.q[i].job.Spec.ID < q.q[j].job.Spec.ID
 }
-func (q *endQueue) Swap(i, j int) { q.q[i], q.q[j] = q.q[j], q.q[i] }
-func (q *endQueue) Push(x any)    { q.q = append(q.q, x.(end)) }
-func (q *endQueue) Pop() any {
-	e := q.q[len(q.q)-1]
-	q.q = q.q[:len(q.q)-1]
+
+// push adds e (container/heap.Push).
+func (q *endQueue) push(e end) {
+	q.q = append(q.q, e)
+	for j := len(q.q) - 1; j > 0; {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(j, i) {
+			break
+		}
+		q.q[i], q.q[j] = q.q[j], q.q[i]
+		j = i
+	}
+}
+
+// pop removes and returns the least end (container/heap.Pop).
+func (q *endQueue) pop() end {
+	n := len(q.q) - 1
+	q.q[0], q.q[n] = q.q[n], q.q[0]
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q.less(j2, j1) {
+			j = j2 // right child
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q.q[i], q.q[j] = q.q[j], q.q[i]
+		i = j
+	}
+	e := q.q[n]
+	q.q[n] = end{}
+	q.q = q.q[:n]
 	return e
 }
 

@@ -142,10 +142,11 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		if err := p.requests(w, empty); err != nil {
 			return nil, err
 		}
-		slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+		sortBySubmit(c.Jobs)
 		return p, nil
 	}
 	var latest, total int64 // of the jobs kept so far
+	var users userNames
 	for _, j := range w.Jobs {
 		procs := j.ReqProcs
 		if procs <= 0 {
@@ -173,10 +174,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		if est <= 0 {
 			est = run
 		}
-		user := "nobody"
-		if j.User >= 0 {
-			user = "u" + strconv.FormatInt(j.User, 10)
-		}
+		user := users.name(j.User)
 		tasks := int(min(max(procs, 1), 1<<31-1))
 		c.Jobs = append(c.Jobs, cluster.Job{
 			ID: cluster.JobID(j.ID), User: user, Project: cluster.DefaultProject,
@@ -193,13 +191,42 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 			return nil, err
 		}
 	}
-	slices.SortStableFunc(c.Jobs, func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	sortBySubmit(c.Jobs)
 	if !s.PerHost {
 		if p.Cluster, p.Classes, err = c.HostClasses(); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// sortBySubmit sorts jobs by submit time, stably; a trace's, in order
+// already, is left as it is without moving its large records.
+func sortBySubmit(jobs []cluster.Job) {
+	bySubmit := func(a, b cluster.Job) int { return cmp.Compare(a.Submit, b.Submit) }
+	if !slices.IsSortedFunc(jobs, bySubmit) {
+		slices.SortStableFunc(jobs, bySubmit)
+	}
+}
+
+// userNames names a trace's users, u<number> ("nobody" for a negative
+// number), making each name of a small number once.
+type userNames []string
+
+func (u *userNames) name(n int64) string {
+	switch {
+	case n < 0:
+		return "nobody"
+	case n >= 1<<16:
+		return "u" + strconv.FormatInt(n, 10)
+	}
+	if int(n) >= len(*u) {
+		*u = append(*u, make([]string, int(n)+1-len(*u))...)
+	}
+	if (*u)[n] == "" {
+		(*u)[n] = "u" + strconv.FormatInt(n, 10)
+	}
+	return (*u)[n]
 }
 
 // link gives each kept job whose SWF record names a preceding job that

@@ -62,3 +62,32 @@ func TestStuckSetAside(t *testing.T) {
 		t.Errorf("Waiting() = %d, want 0", s.Waiting())
 	}
 }
+
+// TestStuckFollowsHosts: whether a job is stuck (it could not run with
+// every open host idle) is decided anew when a host's status changes.
+// Job 1 runs on h2 (4 slots); job 2, 4 tasks on one host, pends behind it,
+// not stuck. With h2 closed only h1 (1 slot) is open: job 2 is stuck.
+// With h2 open again it is not, though it still pends behind job 1.
+func TestStuckFollowsHosts(t *testing.T) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 1, Mem: -1}, {Name: "h2", Slots: 4, Mem: -1}},
+		Jobs: []ct.Job{{ID: 1, Min: 4, ResReq: "span[hosts=1]", Runtime: 1000}, {ID: 2, Min: 4, ResReq: "span[hosts=1]"}}}
+	c := ct.Build(spec)
+	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := c.HostByName("h2")
+	j1, j2 := s.Jobs[0], s.Jobs[1]
+	for i, step := range []struct {
+		status cluster.HostStatus
+		stuck  bool
+	}{{cluster.HostOK, false}, {cluster.HostClosed, true}, {cluster.HostOK, false}} {
+		s.SetHostStatus(h2, step.status)
+		if _, err := s.Cycle(context.Background(), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if j1.State != framework.Running || j2.State != framework.Pending || j2.Reasons.Stuck != step.stuck {
+			t.Errorf("cycle %d, h2 %v: job 1 %v, job 2 %v %+v, want it stuck: %v", i+1, step.status, j1.State, j2.State, j2.Reasons, step.stuck)
+		}
+	}
+}

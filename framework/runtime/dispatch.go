@@ -27,13 +27,13 @@ type dispatcher struct {
 	// The projection machinery, built on first use in a cycle.
 	ready   bool
 	proj    projection
-	win     *cluster.State   // the window being planned in
-	tmp     *cluster.State   // scratch for windows
-	planner *Runner          // runs over win
-	times   []int64          // scratch: candidate times
-	scan    slotScan         // scratch: window slot minima
-	busy    []busyOrder      // per queue (busyFirst)
-	due     []*framework.Job // setup's scratch
+	win     *cluster.State // the window being planned in
+	tmp     *cluster.State // scratch for windows
+	planner *Runner        // runs over win
+	times   []int64        // scratch: candidate times
+	scan    slotScan       // scratch: window slot minima
+	busy    []busyOrder    // per queue (busyFirst)
+	due     []runningEnd   // setup's scratch
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
 	// earlier cycle: holdSegment puts them in the projection just before
@@ -154,15 +154,22 @@ func (d *dispatcher) started(job *framework.Job) {
 	}
 }
 
-// Reserve implements framework.Dispatcher.
+// Reserve implements framework.Dispatcher. A reservation re-recorded as
+// it stands (an unchanged EASY head's) keeps its record: reservations
+// are never written in place, so the job's may be shared.
 func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.setup()
 	d.changed = true
-	if job.Reserved != nil {
-		d.vacated = d.vacated || r.Start < job.Reserved.Start && d.s.keeps[job.Spec.Queue]
+	old := job.Reserved
+	if old != nil {
+		d.vacated = d.vacated || r.Start < old.Start && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)
 	}
 	d.proj.reserve(r.Start, r.End, r.Alloc)
+	if old != nil && *old == r {
+		job.Reserved = old
+		return
+	}
 	rr := r
 	job.Reserved = &rr
 }
@@ -411,19 +418,22 @@ func (d *dispatcher) setup() {
 	// them by estimated end; those due by now+1 all end at now+1
 	// (expectedEnd), in ID order.
 	ends := d.s.runningByEnd()
-	d.proj.events = slices.Grow(d.proj.events, len(ends)+2*len(d.held))
+	p := &d.proj
+	p.events = slices.Grow(p.events, len(ends)+2*len(d.held))
 	due := 0
-	for due < len(ends) && runEnd(ends[due]) <= d.now+1 {
+	for due < len(ends) && ends[due].at <= d.now+1 {
 		due++
 	}
 	d.due = append(d.due[:0], ends[:due]...)
-	slices.SortFunc(d.due, func(a, b *framework.Job) int { return cmp.Compare(a.Spec.ID, b.Spec.ID) })
-	for _, list := range [2][]*framework.Job{d.due, ends[due:]} {
-		for _, j := range list {
-			if at := expectedEnd(j, d.now); at < never {
-				d.proj.events = append(d.proj.events, event{at: at, release: true, alloc: d.proj.intern(j.Alloc), slots: j.Alloc.Slots(), id: j.Spec.ID})
-			}
+	slices.SortFunc(d.due, func(a, b runningEnd) int { return cmp.Compare(a.id, b.id) })
+	for _, e := range d.due {
+		p.events = append(p.events, event{at: d.now + 1, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
+	}
+	for _, e := range ends[due:] {
+		if e.at >= never {
+			break // and so are the rest
 		}
+		p.events = append(p.events, event{at: e.at, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
 	}
 	clear(d.due)
 	d.forgetBusy()

@@ -14,17 +14,18 @@ func ConsiderEveryJob(s *Scheduler) { s.considerAll = true }
 
 // CheckRunningByEnd returns an error when s's running jobs by end
 // (runningByEnd) are not exactly its running jobs, sorted by estimated end
-// then ID.
+// then ID, each with its estimated end, ID, allocation and slots as they
+// are now.
 func CheckRunningByEnd(s *Scheduler) error {
-	var want []*framework.Job
+	var want []runningEnd
 	for _, j := range s.Jobs {
 		if j.State == framework.Running {
-			want = append(want, j)
+			want = append(want, runningEnd{at: runEnd(j), id: j.Spec.ID, slots: j.Alloc.Slots(), job: j, alloc: j.Alloc})
 		}
 	}
 	slices.SortFunc(want, byRunEnd)
 	if !slices.Equal(s.runningByEnd(), want) {
-		return fmt.Errorf("running jobs by end: %d jobs, want %d in (end, ID) order", len(s.runningByEnd()), len(want))
+		return fmt.Errorf("running jobs by end: %d jobs, want %d in (end, ID) order, each as it is now", len(s.runningByEnd()), len(want))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 )
 
@@ -71,8 +72,12 @@ func (s *Scheduler) Running() []*framework.Job {
 
 func (s *Scheduler) addRunning(j *framework.Job) {
 	s.running = append(s.running, j)
-	i, _ := slices.BinarySearchFunc(s.byEnd, j, byRunEnd)
-	s.byEnd = slices.Insert(s.byEnd, i, j)
+	e := runningEnd{at: runEnd(j), id: j.Spec.ID, job: j, alloc: j.Alloc}
+	if j.Alloc != nil {
+		e.slots = j.Alloc.Slots()
+	}
+	i, _ := slices.BinarySearchFunc(s.byEnd, e, byRunEnd)
+	s.byEnd = slices.Insert(s.byEnd, i, e)
 }
 
 // removeRunning notes that running job j no longer runs. The running list
@@ -83,23 +88,36 @@ func (s *Scheduler) removeRunning(j *framework.Job) {
 	if s.ended++; s.ended > len(s.running)/2 {
 		s.compactRunning()
 	}
-	i, found := slices.BinarySearchFunc(s.byEnd, j, byRunEnd)
-	if !found || s.byEnd[i] != j {
-		i = slices.Index(s.byEnd, j) // its start or time suspended changed already
+	i, found := slices.BinarySearchFunc(s.byEnd, runningEnd{at: runEnd(j), id: j.Spec.ID}, byRunEnd)
+	if !found || s.byEnd[i].job != j {
+		// Its start or time suspended changed already.
+		i = slices.IndexFunc(s.byEnd, func(e runningEnd) bool { return e.job == j })
 	}
 	if i >= 0 {
 		s.byEnd = slices.Delete(s.byEnd, i, i+1)
 	}
 }
 
+// runningEnd is a running job in the list by estimated end, with what
+// the projections take of it, read once as it starts: its estimated end
+// (runEnd: its start, time suspended and estimate stay as they are while
+// it runs), ID, allocation and slots.
+type runningEnd struct {
+	at    int64
+	id    cluster.JobID
+	slots int
+	job   *framework.Job
+	alloc *cluster.JobAlloc
+}
+
 // runningByEnd returns the running jobs by estimated end (runEnd), then
 // job ID. The slice is the scheduler's: do not modify it; it is valid
 // until the next start or finish.
-func (s *Scheduler) runningByEnd() []*framework.Job { return s.byEnd }
+func (s *Scheduler) runningByEnd() []runningEnd { return s.byEnd }
 
 // byRunEnd orders running jobs by estimated end, then job ID.
-func byRunEnd(a, b *framework.Job) int {
-	return cmp.Or(cmp.Compare(runEnd(a), runEnd(b)), cmp.Compare(a.Spec.ID, b.Spec.ID))
+func byRunEnd(a, b runningEnd) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id))
 }
 
 func (s *Scheduler) compactRunning() {

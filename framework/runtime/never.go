@@ -24,13 +24,28 @@ import (
 // alternative whose select[] no host matches is left to NoHostMatch: it
 // returns "" when that is the only obstacle. Limits are not looked at.
 func (r *Runner) neverFits(job *framework.Job) string {
-	key := staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}
-	if why, ok := r.never[key]; ok {
-		return why
+	c := &r.static[r.classID(job)-1]
+	if c.hasNever {
+		return c.never
 	}
-	why := r.neverFitsUncached(job)
-	r.never[key] = why
+	key := staticKey{job.Req, job.Spec.Queue, job.Spec.TasksMin, job.Spec.TasksMax}
+	why, ok := r.never[key]
+	if !ok {
+		why = r.neverFitsUncached(job)
+		r.never[key] = why
+	}
+	c.never, c.hasNever = why, true
 	return why
+}
+
+// classStatic is what the idle-cluster analysis found for one class
+// (Job.RunnerClass), kept by class so that a job whose class is known
+// finds it by index: its neverFits, and its limitVerdict (kept only when
+// the runner is classified; forgotten when a host's status changes).
+type classStatic struct {
+	never                string
+	verdict              limitVerdict
+	hasNever, hasVerdict bool
 }
 
 // staticKey identifies what neverFits depends on: the request, the queue
@@ -90,9 +105,9 @@ func (r *Runner) isStuck(job *framework.Job) bool { return r.limitVerdict(job).s
 // its smallest placement, or its shape does not fit the hosts' capacities
 // bounded by the Bounders (altNeverFits, bounded).
 func (r *Runner) limitVerdict(job *framework.Job) limitVerdict {
-	key := r.classOf(job)
-	if v, ok := r.verdicts[key]; ok {
-		return v
+	c := &r.static[r.classID(job)-1]
+	if c.hasVerdict {
+		return c.verdict
 	}
 	open := r.idleFits(job, true)
 	v := limitVerdict{stuck: true}
@@ -140,7 +155,7 @@ func (r *Runner) limitVerdict(job *framework.Job) limitVerdict {
 		v.stuck = v.stuck || v.never.reason != framework.None
 	}
 	if r.classified {
-		r.verdicts[key] = v
+		c.verdict, c.hasVerdict = v, true
 	}
 	return v
 }

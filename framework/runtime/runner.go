@@ -87,11 +87,11 @@ type Runner struct {
 	bare   bool
 	placed uint64 // allocations this runner committed
 	// never caches neverFits and idleFit idleFits, which depend on nothing
-	// that changes; verdicts caches limitVerdict per class.
-	never    map[staticKey]string
-	idleFit  map[idleKey][]bool
-	verdicts map[classKey]limitVerdict
-	diag     diagScratch
+	// that changes; static holds, by class, neverFits and limitVerdict.
+	never   map[staticKey]string
+	idleFit map[idleKey][]bool
+	static  []classStatic // by class (Job.RunnerClass - 1)
+	diag    diagScratch
 }
 
 // cursorKey names what decides a host's fit before the preparers: the
@@ -133,7 +133,6 @@ func NewRunner(s *cluster.State, committer framework.Committer, preparers ...fra
 		diags:     newCycleMap[diagKey, sharedDiag](),
 		never:     map[staticKey]string{},
 		idleFit:   map[idleKey][]bool{},
-		verdicts:  map[classKey]limitVerdict{},
 		sigs:      map[string]int32{},
 	}
 	r.classified = true
@@ -229,6 +228,7 @@ func (r *Runner) classID(job *framework.Job) int32 {
 		id = int32(len(r.classIDs) + 1)
 		r.classIDs[k] = id
 		r.unsat = append(r.unsat, unsatEntry{})
+		r.static = append(r.static, classStatic{})
 	}
 	job.RunnerClass = id
 	return id
@@ -369,7 +369,9 @@ func (r *Runner) SetHostStatus(h cluster.HostID, st cluster.HostStatus) {
 	r.hostState[h] = reason
 	r.allOpen = !slices.ContainsFunc(r.hostState, func(x framework.Reason) bool { return x != framework.None })
 	clear(r.idleFit)
-	clear(r.verdicts)
+	for i := range r.static {
+		r.static[i].hasVerdict = false
+	}
 	r.BeginCycle()
 }
 

@@ -77,7 +77,7 @@ type Scheduler struct {
 	// running holds the running jobs and, until the next compaction, up
 	// to as many jobs that have since finished (ended counts them).
 	running []*framework.Job
-	byEnd   []*framework.Job // the running jobs by estimated end, then ID (runningByEnd)
+	byEnd   []runningEnd // the running jobs by estimated end, then ID (runningByEnd)
 	ended   int
 	order   []*framework.Job // scratch: the cycle's picking order
 
@@ -105,7 +105,14 @@ type reqKey struct {
 // newJob returns the scheduler's record of spec, with its request compiled
 // (or shared with an earlier job's equal one).
 func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
-	job := &framework.Job{Spec: spec}
+	job := new(framework.Job)
+	s.initJob(job, spec)
+	return job
+}
+
+// initJob makes job, a zero record, the scheduler's record of spec (newJob).
+func (s *Scheduler) initJob(job *framework.Job, spec *cluster.Job) {
+	job.Spec = spec
 	s.index(job)
 	for _, g := range s.gates {
 		job.Gated = job.Gated || g.Applies(spec)
@@ -115,10 +122,9 @@ func (s *Scheduler) newJob(spec *cluster.Job) *framework.Job {
 	}
 	if spec.Req == nil {
 		job.ReqErr = fmt.Errorf("job %d has no usable request (no resource requirement, or no processor count in a trace)", spec.ID)
-		return job
+		return
 	}
 	job.Req, job.ReqErr = s.Compile(spec)
-	return job
 }
 
 // Compile returns spec's request compiled against the cluster with its
@@ -263,9 +269,14 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	s.runner.NoUnsatCache = opts.NoUnsatCache
 	s.preparers = preparers
 	s.compiled = map[reqKey]*framework.Job{}
+	// The records in one allocation (a trace's jobs number in the
+	// hundreds of thousands; none is ever dropped).
+	recs := make([]framework.Job, len(c.Jobs))
+	s.Jobs = make([]*framework.Job, 0, len(c.Jobs))
 	for i := range c.Jobs {
 		spec := &c.Jobs[i]
-		job := s.newJob(spec)
+		job := &recs[i]
+		s.initJob(job, spec)
 		if len(spec.RunningOn) > 0 {
 			job.Alloc = c.RunningAlloc(spec)
 			if err := s.State.Fits(job.Alloc); err != nil {
@@ -289,7 +300,9 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			s.future = append(s.future, j)
 		}
 	}
-	slices.SortStableFunc(s.future, bySubmit)
+	if !slices.IsSortedFunc(s.future, bySubmit) { // a trace's are, by submit time and ID
+		slices.SortStableFunc(s.future, bySubmit)
+	}
 	return s, nil
 }
 
