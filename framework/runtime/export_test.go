@@ -15,7 +15,8 @@ func ConsiderEveryJob(s *Scheduler) { s.considerAll = true }
 // CheckRunningByEnd returns an error when s's running jobs by end
 // (runningByEnd) are not exactly its running jobs, sorted by estimated end
 // then ID, each with its estimated end, ID, allocation and slots as they
-// are now.
+// are now, or when its running list (Running) does not hold each of them
+// once.
 func CheckRunningByEnd(s *Scheduler) error {
 	var want []runningEnd
 	for _, j := range s.Jobs {
@@ -26,6 +27,17 @@ func CheckRunningByEnd(s *Scheduler) error {
 	slices.SortFunc(want, byRunEnd)
 	if !slices.Equal(s.runningByEnd(), want) {
 		return fmt.Errorf("running jobs by end: %d jobs, want %d in (end, ID) order, each as it is now", len(s.runningByEnd()), len(want))
+	}
+	// The running list (Running) holds the same jobs, each once.
+	seen := map[*framework.Job]bool{}
+	for _, j := range s.Running() {
+		if seen[j] || j.State != framework.Running {
+			return fmt.Errorf("running jobs: job %d listed twice, or not running (%v)", j.Spec.ID, j.State)
+		}
+		seen[j] = true
+	}
+	if len(seen) != len(want) {
+		return fmt.Errorf("running jobs: %d listed, want %d", len(seen), len(want))
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func (s *Scheduler) addRunning(j *framework.Job) {
 	if j.Alloc != nil {
 		e.slots = j.Alloc.Slots()
 	}
-	i, _ := slices.BinarySearchFunc(s.byEnd, e, byRunEnd)
+	i, _ := s.searchByEnd(e.at, e.id)
 	s.byEnd = slices.Insert(s.byEnd, i, e)
 }
 
@@ -85,10 +85,13 @@ func (s *Scheduler) addRunning(j *framework.Job) {
 // (amortized O(1) per job, with no index to keep); the list by end drops
 // j now.
 func (s *Scheduler) removeRunning(j *framework.Job) {
+	if j.State != framework.Done {
+		s.rerun = true // it may run again (suspended, requeued)
+	}
 	if s.ended++; s.ended > len(s.running)/2 {
 		s.compactRunning()
 	}
-	i, found := slices.BinarySearchFunc(s.byEnd, runningEnd{at: runEnd(j), id: j.Spec.ID}, byRunEnd)
+	i, found := s.searchByEnd(runEnd(j), j.Spec.ID)
 	if !found || s.byEnd[i].job != j {
 		// Its start or time suspended changed already.
 		i = slices.IndexFunc(s.byEnd, func(e runningEnd) bool { return e.job == j })
@@ -115,12 +118,29 @@ type runningEnd struct {
 // until the next start or finish.
 func (s *Scheduler) runningByEnd() []runningEnd { return s.byEnd }
 
+// searchByEnd returns where a running job of estimated end at and ID id
+// is or would be in the list by end, and whether it is there
+// (slices.BinarySearchFunc with byRunEnd).
+func (s *Scheduler) searchByEnd(at int64, id cluster.JobID) (int, bool) {
+	lo, hi := 0, len(s.byEnd)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if e := &s.byEnd[m]; e.at < at || e.at == at && e.id < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(s.byEnd) && s.byEnd[lo].at == at && s.byEnd[lo].id == id
+}
+
 // byRunEnd orders running jobs by estimated end, then job ID.
 func byRunEnd(a, b runningEnd) int {
 	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id))
 }
 
 func (s *Scheduler) compactRunning() {
+	s.rerun = false
 	if s.ended == 0 {
 		return
 	}
@@ -183,6 +203,7 @@ func (s *Scheduler) repend(job *framework.Job) {
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.SuspendedFor, job.Reserved, job.Unchanged, job.Cycle = 0, nil, false, 0
 	job.Requeues++
+	s.rerun = true
 	i, _ := slices.BinarySearchFunc(s.pending, job, bySubmit)
 	s.pending = slices.Insert(s.pending, i, job)
 	s.forgetStanding()

@@ -79,7 +79,10 @@ type Scheduler struct {
 	running []*framework.Job
 	byEnd   []runningEnd // the running jobs by estimated end, then ID (runningByEnd)
 	ended   int
-	order   []*framework.Job // scratch: the cycle's picking order
+	// rerun: a job that may run again (requeued, suspended) left the
+	// running list since it was last compacted.
+	rerun bool
+	order []*framework.Job // scratch: the cycle's picking order
 
 	// suspended holds the jobs preemption suspended, in that order;
 	// preemptedJobs and resumedJobs what the last cycle preempted and
@@ -375,10 +378,13 @@ func (s *Scheduler) CycleAdmitting(ctx context.Context, now int64, n int) ([]*fr
 // cycle runs a cycle admitting at most admit new jobs (all when admit < 0).
 func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framework.Job, error) {
 	s.runner.BeginCycle()
-	// A job that stopped running since the last cycle (ended, requeued,
-	// suspended) leaves the running list before it can run again (started
-	// or resumed): no stale entry of it may stay.
-	s.compactRunning()
+	// A job that stopped running since the last cycle and may run again
+	// (requeued, suspended) leaves the running list before it can (started
+	// or resumed): no stale entry of it may stay. Those that ended go
+	// when the list is next read or compacted.
+	if s.rerun {
+		s.compactRunning()
+	}
 	s.preemptedJobs = s.preemptedJobs[:0]
 	s.resume(now)
 	// front: the jobs up to the head the last cycle blocked at, when the
