@@ -36,11 +36,27 @@ type JobAlloc struct {
 
 // Clone returns a deep copy of a.
 func (a *JobAlloc) Clone() *JobAlloc {
-	c := &JobAlloc{Hosts: make([]HostAlloc, len(a.Hosts)), Shared: slices.Clone(a.Shared)}
+	var c *JobAlloc
+	if len(a.Hosts) == 1 {
+		// One host (a job on one host, or on part of a host class): the
+		// allocation and its host in one object.
+		b := new(oneHostAlloc)
+		c, b.alloc.Hosts = &b.alloc, b.host[:]
+	} else {
+		c = &JobAlloc{Hosts: make([]HostAlloc, len(a.Hosts))}
+	}
+	c.Shared = slices.Clone(a.Shared)
 	for i, h := range a.Hosts {
 		c.Hosts[i] = HostAlloc{Host: h.Host, Slots: h.Slots, Res: slices.Clone(h.Res), Counters: slices.Clone(h.Counters), GPUs: h.GPUs}
 	}
 	return c
+}
+
+// oneHostAlloc is a JobAlloc of one host and that host's part, allocated
+// together.
+type oneHostAlloc struct {
+	alloc JobAlloc
+	host  [1]HostAlloc
 }
 
 // Slots returns the total number of slots of a.

@@ -74,9 +74,9 @@ func (c *cycleMap[K, V]) set(k K, v V) {
 	c.m[k] = stamped[V]{v, c.cycle}
 }
 
-// reset empties the map.
+// reset empties the map. What the slice's entries point to stays
+// reachable until they are overwritten (cycleMapSmall entries at most).
 func (c *cycleMap[K, V]) reset() {
-	clear(c.small) // drop what the values point to
 	c.small = c.small[:0]
 	c.cycle++
 	if len(c.m) > cycleMapBound {

@@ -24,16 +24,20 @@ type dispatcher struct {
 	// (quiet.go), and so may leave out those too large to start.
 	partial bool
 
-	// The projection machinery, built on first use in a cycle.
-	ready   bool
-	proj    projection
-	win     *cluster.State // the window being planned in
-	tmp     *cluster.State // scratch for windows
-	planner *Runner        // runs over win
-	times   []int64        // scratch: candidate times
-	scan    slotScan       // scratch: window slot minima
-	busy    []busyOrder    // per queue (busyFirst)
-	due     []runningEnd   // setup's scratch
+	// The projection machinery, built on first use in a cycle (setup);
+	// deferred holds the reservations made before it was (setup puts
+	// them in, in order), so that a cycle that only re-records a
+	// reservation builds nothing.
+	ready    bool
+	deferred []framework.Reservation
+	proj     projection
+	win      *cluster.State // the window being planned in
+	tmp      *cluster.State // scratch for windows
+	planner  *Runner        // runs over win
+	times    []int64        // scratch: candidate times
+	scan     slotScan       // scratch: window slot minima
+	busy     []busyOrder    // per queue (busyFirst)
+	due      []runningEnd   // setup's scratch
 	// held lists, in the cycle's order, the pending jobs whose queue keeps
 	// reservations (framework.KeepsReservations) and that hold one from an
 	// earlier cycle: holdSegment puts them in the projection just before
@@ -72,6 +76,8 @@ var _ framework.Dispatcher = (*dispatcher)(nil)
 // reset prepares the dispatcher for a cycle at time now.
 func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.s, d.now, d.ready, d.partial = s, now, false, false
+	clear(d.deferred)
+	d.deferred = d.deferred[:0]
 	clear(d.held)
 	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
 	d.candsFor, d.preempted = 0, false
@@ -97,7 +103,7 @@ func (d *dispatcher) allocator(job *framework.Job) framework.Allocator {
 // EASY head, kept ones of a conservative queue) it is TryStart: the job
 // starts now only if it delays none of them.
 func (d *dispatcher) Allocate(job *framework.Job) (bool, error) {
-	if d.ready && d.proj.starts > 0 {
+	if d.reserving() {
 		return d.TryStart(job)
 	}
 	if d.keepsTooLarge(job) {
@@ -158,14 +164,17 @@ func (d *dispatcher) started(job *framework.Job) {
 // it stands (an unchanged EASY head's) keeps its record: reservations
 // are never written in place, so the job's may be shared.
 func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
-	d.setup()
 	d.changed = true
 	old := job.Reserved
 	if old != nil {
 		d.vacated = d.vacated || r.Start < old.Start && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)
 	}
-	d.proj.reserve(r.Start, r.End, r.Alloc)
+	if d.ready {
+		d.proj.reserve(r.Start, r.End, r.Alloc)
+	} else {
+		d.deferred = append(d.deferred, r)
+	}
 	if old != nil && *old == r {
 		job.Reserved = old
 		return
@@ -175,13 +184,22 @@ func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 }
 
 // unreserve takes job's reservation out of the projection (if it is
-// there) and returns it, and whether it was there; the job holds none
-// afterwards.
+// there, or deferred) and returns it, and whether it was there; the job
+// holds none afterwards.
 func (d *dispatcher) unreserve(job *framework.Job) (*framework.Reservation, bool) {
 	r := job.Reserved
 	job.Reserved = nil
-	if r == nil || !d.ready {
+	switch {
+	case r == nil:
 		return r, false
+	case !d.ready:
+		// The first deferred one made as it, as the projection would
+		// find the first of its events.
+		i := slices.Index(d.deferred, *r)
+		if i >= 0 {
+			d.deferred = slices.Delete(d.deferred, i, i+1)
+		}
+		return r, i >= 0
 	}
 	return r, d.proj.unreserve(r.Start, r.End, r.Alloc)
 }
@@ -399,83 +417,6 @@ func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framewo
 		return framework.Reservation{}, false
 	}
 	return framework.Reservation{Start: t, End: end, Alloc: alloc.Clone()}, true
-}
-
-// setup builds the projection on first use in the cycle: the running jobs'
-// estimated ends. Reservations join it as they are made, and kept ones
-// queue by queue (holdSegment).
-func (d *dispatcher) setup() {
-	if d.ready {
-		return
-	}
-	d.ready = true
-	if d.win == nil {
-		d.win, d.tmp = d.s.State.Derive(), d.s.State.Derive()
-		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
-	}
-	d.proj.reset(d.s.State)
-	// The running jobs' ends, by time then job ID: the scheduler keeps
-	// them by estimated end; those due by now+1 all end at now+1
-	// (expectedEnd), in ID order.
-	ends := d.s.runningByEnd()
-	p := &d.proj
-	p.events = slices.Grow(p.events, len(ends)+2*len(d.held))
-	due := 0
-	for due < len(ends) && ends[due].at <= d.now+1 {
-		due++
-	}
-	d.due = append(d.due[:0], ends[:due]...)
-	slices.SortFunc(d.due, func(a, b runningEnd) int { return cmp.Compare(a.id, b.id) })
-	for _, e := range d.due {
-		p.events = append(p.events, event{at: d.now + 1, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
-	}
-	for _, e := range ends[due:] {
-		if e.at >= never {
-			break // and so are the rest
-		}
-		p.events = append(p.events, event{at: e.at, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
-	}
-	clear(d.due)
-	d.forgetBusy()
-}
-
-// holdSegment puts the kept reservations of one queue's jobs (in the
-// cycle's order) into the projection, just before the queue is
-// dispatched. When some may no longer fit — a running job overran its
-// estimate, or this cycle already placed or reserved something for the
-// queues ahead — each is checked against the running jobs and the
-// reservations before it; one that does not fit, or whose start passed
-// without its job starting, is left out, and its job is re-planned in its
-// turn (it may then move later: only a reservation that overlaps an
-// overrun, or what a queue of higher priority took, can fail).
-func (d *dispatcher) holdSegment(seg []*framework.Job) {
-	if !slices.ContainsFunc(seg, func(j *framework.Job) bool { return j.Reserved != nil }) {
-		return
-	}
-	d.setup()
-	check := d.verify || d.changed
-	for _, j := range seg {
-		r := j.Reserved
-		if r == nil {
-			continue
-		}
-		if check {
-			if r.Start < d.now {
-				// Its start passed without a cycle: what it waited for
-				// overran. Re-planned in its turn (Earliest tries its
-				// hosts from now first), it must not push others back.
-				j.Unchanged = false
-				continue
-			}
-			d.proj.window(d.win, d.tmp, r.Start, r.End)
-			if !d.hostsOpen(r.Alloc) || d.win.FitsLimits(r.Alloc) != nil {
-				j.Unchanged = false
-				continue
-			}
-		}
-		d.proj.reserve(r.Start, r.End, r.Alloc)
-	}
-	d.unguarded = false
 }
 
 // minTasks is the fewest tasks any plan of job can have.

@@ -267,7 +267,11 @@ func (d *dispatcher) batchHosts(q cluster.QueueID, vs []victim) []cluster.HostID
 // does not. The state holds the needed victims' parts given back.
 func (d *dispatcher) clearOfReservations(job *framework.Job, alloc *cluster.JobAlloc, vs []victim) bool {
 	end := satAdd(d.now, estimate(job))
-	if !d.ready || !d.proj.reservedDuring(d.now, end) {
+	if !d.reserving() {
+		return true
+	}
+	d.setup()
+	if !d.proj.reservedDuring(d.now, end) {
 		return true
 	}
 	for i := range vs {
@@ -294,9 +298,10 @@ func (d *dispatcher) clearOfReservations(job *framework.Job, alloc *cluster.JobA
 // is dropped for this cycle (its job keeps its reason) and the next cycle
 // plans afresh; the others stand.
 func (d *dispatcher) recheckReservations() {
-	if !d.ready || d.proj.starts == 0 {
+	if !d.reserving() {
 		return
 	}
+	d.setup()
 	for _, job := range d.s.order {
 		if job.State != framework.Pending || job.Reserved == nil {
 			continue

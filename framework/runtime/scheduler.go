@@ -510,7 +510,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		s.offPlan = true
 		s.wake = satAdd(now, 1)
 	}
-	if len(d.held) > 0 || d.ready && d.proj.starts > 0 {
+	if len(d.held) > 0 || d.reserving() {
 		for _, j := range s.order {
 			if j.State == framework.Pending && j.Reserved != nil && s.keeps[j.Spec.Queue] && (s.wake < 0 || j.Reserved.Start < s.wake) {
 				s.wake = j.Reserved.Start

@@ -1,0 +1,101 @@
+package runtime
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/xce-sched/xce/framework"
+)
+
+// The dispatcher's projection (projection.go) of a cycle: built on first
+// use, with the reservations made before that put in then, and the kept
+// ones of each queue put in as the queue comes up.
+
+// reserving reports whether the cycle holds reservations so far (in the
+// projection, or deferred).
+func (d *dispatcher) reserving() bool {
+	return d.ready && d.proj.starts > 0 || len(d.deferred) > 0
+}
+
+// setup builds the projection on first use in the cycle: the running jobs'
+// estimated ends, then the reservations made so far (deferred), in the
+// order they were made. Later reservations join it as they are made, and
+// kept ones queue by queue (holdSegment).
+func (d *dispatcher) setup() {
+	if d.ready {
+		return
+	}
+	d.ready = true
+	if d.win == nil {
+		d.win, d.tmp = d.s.State.Derive(), d.s.State.Derive()
+		d.planner = NewRunner(d.win, nil, d.s.runner.preparers...)
+	}
+	d.proj.reset(d.s.State)
+	// The running jobs' ends, by time then job ID: the scheduler keeps
+	// them by estimated end; those due by now+1 all end at now+1
+	// (expectedEnd), in ID order.
+	ends := d.s.runningByEnd()
+	p := &d.proj
+	p.events = slices.Grow(p.events, len(ends)+2*len(d.held))
+	due := 0
+	for due < len(ends) && ends[due].at <= d.now+1 {
+		due++
+	}
+	d.due = append(d.due[:0], ends[:due]...)
+	slices.SortFunc(d.due, func(a, b runningEnd) int { return cmp.Compare(a.id, b.id) })
+	for _, e := range d.due {
+		p.events = append(p.events, event{at: d.now + 1, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
+	}
+	for _, e := range ends[due:] {
+		if e.at >= never {
+			break // and so are the rest
+		}
+		p.events = append(p.events, event{at: e.at, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
+	}
+	clear(d.due)
+	for _, r := range d.deferred {
+		p.reserve(r.Start, r.End, r.Alloc)
+	}
+	clear(d.deferred)
+	d.deferred = d.deferred[:0]
+	d.forgetBusy()
+}
+
+// holdSegment puts the kept reservations of one queue's jobs (in the
+// cycle's order) into the projection, just before the queue is
+// dispatched. When some may no longer fit — a running job overran its
+// estimate, or this cycle already placed or reserved something for the
+// queues ahead — each is checked against the running jobs and the
+// reservations before it; one that does not fit, or whose start passed
+// without its job starting, is left out, and its job is re-planned in its
+// turn (it may then move later: only a reservation that overlaps an
+// overrun, or what a queue of higher priority took, can fail).
+func (d *dispatcher) holdSegment(seg []*framework.Job) {
+	if !slices.ContainsFunc(seg, func(j *framework.Job) bool { return j.Reserved != nil }) {
+		return
+	}
+	d.setup()
+	check := d.verify || d.changed
+	for _, j := range seg {
+		r := j.Reserved
+		if r == nil {
+			continue
+		}
+		if check {
+			if r.Start < d.now {
+				// Its start passed without a cycle: what it waited for
+				// overran. Re-planned in its turn (Earliest tries its
+				// hosts from now first), it must not push others back.
+				j.Unchanged = false
+				continue
+			}
+			d.proj.window(d.win, d.tmp, r.Start, r.End)
+			if !d.hostsOpen(r.Alloc) || d.win.FitsLimits(r.Alloc) != nil {
+				j.Unchanged = false
+				continue
+			}
+		}
+		d.proj.reserve(r.Start, r.End, r.Alloc)
+	}
+	d.unguarded = false
+}
