@@ -95,8 +95,13 @@ func newForwarder(o forwardOptions) (*forwarder, error) {
 	if f.timeout <= 0 {
 		f.timeout = ForwardTimeout
 	}
-	tr := &http.Transport{DialContext: (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout: 5 * time.Second, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}
+	// A connection per request: a kept-alive one to a leader that died
+	// takes the write into a dead socket's buffer and fails with EOF, which
+	// cannot be told from a leader that died while carrying it out (502,
+	// "may or may not"), where a new connection is refused and the caller
+	// told to try again (TestFailover met the first).
+	tr := &http.Transport{DialContext: (&net.Dialer{Timeout: 3 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 5 * time.Second, DisableKeepAlives: true}
 	if o.certFile != "" {
 		pool, err := trustPool(o.certFile, o.caFile)
 		if err != nil {
