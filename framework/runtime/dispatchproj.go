@@ -44,13 +44,13 @@ func (d *dispatcher) setup() {
 	d.due = append(d.due[:0], ends[:due]...)
 	slices.SortFunc(d.due, func(a, b runningEnd) int { return cmp.Compare(a.id, b.id) })
 	for _, e := range d.due {
-		p.events = append(p.events, event{at: d.now + 1, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
+		p.events = append(p.events, event{at: d.now + 1, release: true, alloc: p.intern(e.alloc), slots: e.slots})
 	}
 	for _, e := range ends[due:] {
 		if e.at >= never {
 			break // and so are the rest
 		}
-		p.events = append(p.events, event{at: e.at, release: true, alloc: p.intern(e.alloc), slots: e.slots, id: e.id})
+		p.events = append(p.events, event{at: e.at, release: true, alloc: p.intern(e.alloc), slots: e.slots})
 	}
 	clear(d.due)
 	for _, r := range d.deferred {

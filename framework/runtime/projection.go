@@ -43,7 +43,6 @@ type leastFrom struct {
 type event struct {
 	at      int64
 	resEnd  int64
-	id      cluster.JobID // a running job's, for a stable order of equal ends
 	slots   int
 	alloc   int32 // projection.allocs[alloc]
 	release bool  // give alloc back (a job's end) rather than take it

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/xce-sched/xce/slurm"
 	"github.com/xce-sched/xce/workload/sacct"
 	"github.com/xce-sched/xce/workload/slurmsim"
+	"github.com/xce-sched/xce/workload/tracefile"
 )
 
 // This file holds what `xce` does with Slurm's files (docs/slurm.md):
@@ -123,15 +123,11 @@ func loadConfigFile(path string, errOut io.Writer) (*cluster.Cluster, *cluster.S
 // firstLine returns the first line that is not blank of the file at path
 // (gzip decompressed), at most 1 MiB of it.
 func firstLine(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	r, c, err := tracefile.Open(path, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r, err := maybeGzip(f)
-	if err != nil {
-		return nil, err
-	}
+	defer c.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -140,16 +136,6 @@ func firstLine(path string) ([]byte, error) {
 		}
 	}
 	return nil, nil // an over-long first line is no Slurm file: the SWF reader reports it
-}
-
-// maybeGzip returns r decompressed when it starts with gzip's magic bytes.
-func maybeGzip(f *os.File) (io.Reader, error) {
-	br := bufio.NewReader(f)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		return gzip.NewReader(br)
-	}
-	return br, nil
 }
 
 // loadSlurmWorkload reads the workload at path when it is Slurm's,
@@ -166,15 +152,11 @@ func loadSlurmWorkload(path string, base *cluster.Cluster, errOut io.Writer) (w 
 	if !isSacct && !isEvents {
 		return nil, false, nil
 	}
-	f, err := os.Open(path)
+	r, c, err := tracefile.Open(path, 0)
 	if err != nil {
 		return nil, true, err
 	}
-	defer f.Close()
-	r, err := maybeGzip(f)
-	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", path, err)
-	}
+	defer c.Close()
 	var jobs []slurm.Job
 	if isSacct {
 		var st sacct.Stats
@@ -294,15 +276,11 @@ func writeSacct(path string, s *runtime.Scheduler, w *sim.Workload, nodes map[cl
 // versusSacct compares the replay by s with the sacct -P records at path:
 // each side's times counted from its own earliest submit time.
 func versusSacct(path string, s *runtime.Scheduler, totalSlots int) (*sim.Versus, error) {
-	f, err := os.Open(path)
+	r, c, err := tracefile.Open(path, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r, err := maybeGzip(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	defer c.Close()
 	jobs, _, err := sacct.Read(r, path)
 	if err != nil {
 		return nil, err

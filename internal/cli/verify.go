@@ -117,10 +117,13 @@ func readLog(ctx context.Context, dir string, fn func(event.Event) error) error 
 	return nil
 }
 
-// maskedKeys stand, in a log read through a server, for the shared
-// secrets of a cluster.keys event, which the API never shows: they decide
-// nothing a verification compares, and must only be well formed.
-var maskedKeys = event.Keys{SigningKey: strings.Repeat("0", 64), AgentToken: "masked"}
+// maskedKeys returns what stands, in a log read through a server, for
+// the shared secrets of a cluster.keys event, which the API never shows:
+// they decide nothing a verification compares, and must only be well
+// formed.
+func maskedKeys() *event.Keys {
+	return &event.Keys{SigningKey: strings.Repeat("0", 64), AgentToken: "masked"}
+}
 
 // readLogFromServer pages through the log of the server at socket. A
 // cluster.keys event (a replicated control plane's) comes with its keys
@@ -137,8 +140,7 @@ func readLogFromServer(ctx context.Context, socket string, fn func(event.Event) 
 				return fmt.Errorf("the server sent event %d, want %d", e.Index, from)
 			}
 			if e.Type == event.ClusterKeys && e.Keys != nil && *e.Keys == (event.Keys{}) {
-				k := maskedKeys
-				e.Keys = &k
+				e.Keys = maskedKeys()
 			}
 			if err := fn(e); err != nil {
 				return err

@@ -3,13 +3,13 @@ package swf
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
+
+	"github.com/xce-sched/xce/workload/tracefile"
 )
 
 // MaxLineLength is the longest line, in bytes without the line ending, that
@@ -66,39 +66,14 @@ func NewReader(r io.Reader, name string) *Reader {
 // Error messages name the file by path, as given. The caller must Close the
 // returned Closer, which closes the decompressor and the file.
 func Open(path string) (*Reader, io.Closer, error) {
-	f, err := os.Open(path)
+	r, c, err := tracefile.Open(path, bufSize)
 	if err != nil {
 		return nil, nil, err
 	}
-	br := bufio.NewReaderSize(f, bufSize)
-	magic, err := br.Peek(2)
-	if err != nil && err != io.EOF {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	if br, ok := r.(*bufio.Reader); ok {
+		return &Reader{br: br, name: path}, c, nil
 	}
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return NewReader(zr, path), gzipCloser{zr, f}, nil
-	}
-	return &Reader{br: br, name: path}, f, nil
-}
-
-// gzipCloser closes a gzip reader and the file under it.
-type gzipCloser struct {
-	zr *gzip.Reader
-	f  *os.File
-}
-
-func (c gzipCloser) Close() error {
-	err := c.zr.Close()
-	if ferr := c.f.Close(); err == nil {
-		err = ferr
-	}
-	return err
+	return NewReader(r, path), c, nil
 }
 
 // SkipBad sets whether malformed lines are skipped (and counted, see
