@@ -217,7 +217,7 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 			}
 		}
 	}
-	d := diagnosis{}
+	d := diagnosis{counts: sc.counts[:0]} // built in scratch, interned at the end
 	plain := len(sc.alts) == 1 && r.plain(job)
 	hosts := c.Queues[job.Spec.Queue].Hosts
 	n := len(c.Hosts)
@@ -319,8 +319,37 @@ func (r *Runner) diagnose(job *framework.Job) diagnosis {
 			top, d.capacity = hc.Hosts, k
 		}
 	}
+	sc.counts = d.counts
+	d.counts = sc.intern(d.counts)
 	return d
 }
+
+// intern returns a slice equal to counts that the caller may keep (nil
+// when counts is empty): one of the last few it returned, when one is
+// equal, else a copy. Host counts are never written once made (they are
+// shared already: by the jobs of a class, and of a shared diagnosis), and
+// from one cycle to the next they are often the same.
+func (sc *diagScratch) intern(counts []framework.HostReasonCount) []framework.HostReasonCount {
+	if len(counts) == 0 {
+		return nil
+	}
+	for _, c := range sc.recent {
+		if slices.Equal(c, counts) {
+			return c
+		}
+	}
+	c := slices.Clone(counts)
+	if len(sc.recent) < recentCounts {
+		sc.recent = append(sc.recent, c)
+	} else {
+		sc.recent[sc.next] = c
+		sc.next = (sc.next + 1) % recentCounts
+	}
+	return c
+}
+
+// recentCounts is how many host counts diagScratch.intern keeps.
+const recentCounts = 8
 
 // diagnoseClass adds host class h to job's diagnosis d: its members as
 // diagnose would count them one by one. An idle member is what check
@@ -416,6 +445,11 @@ func (r *Runner) WantsSlotsOnly(job *framework.Job) bool {
 
 // diagScratch holds diagnose's buffers between calls.
 type diagScratch struct {
+	counts []framework.HostReasonCount // the diagnosis being made
+	// recent are the host counts intern returned last, next the one it
+	// replaces next.
+	recent           [][]framework.HostReasonCount
+	next             int
 	alts, offs, sums []int
 	caps             []capRun  // altNeverFits: the matching hosts' capacities
 	joint            jointCaps // altNeverFits: every term's, for the terms together
