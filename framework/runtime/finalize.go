@@ -66,6 +66,14 @@ type smallAlloc struct {
 	shared [smallShared]cluster.SharedAmount
 }
 
+// bareAlloc is smallAlloc for a job that holds slots on one host and
+// nothing else (no consumable, limit counter or shared resource): half
+// its size.
+type bareAlloc struct {
+	alloc cluster.JobAlloc
+	host  [1]cluster.HostAlloc
+}
+
 // The most consumables, limit counters and shared resources a smallAlloc
 // holds.
 const smallRes, smallCounters, smallShared = 2, 2, 1
@@ -84,7 +92,12 @@ func (r *Runner) newJobAlloc(alt *framework.Alternative) *cluster.JobAlloc {
 	var alloc *cluster.JobAlloc
 	var res []cluster.ResAmount
 	var cnt []cluster.CounterAmount
-	if len(r.claims) == 1 && len(r.arena) <= smallRes && len(r.counters) <= smallCounters && nshared <= smallShared {
+	if len(r.claims) == 1 && len(r.arena) == 0 && len(r.counters) == 0 && nshared == 0 {
+		// Slots alone (a trace's job): no room for the rest.
+		b := new(bareAlloc)
+		alloc = &b.alloc
+		alloc.Hosts = b.host[:1:1]
+	} else if len(r.claims) == 1 && len(r.arena) <= smallRes && len(r.counters) <= smallCounters && nshared <= smallShared {
 		b := new(smallAlloc)
 		alloc = &b.alloc
 		alloc.Hosts = b.host[:1:1]
