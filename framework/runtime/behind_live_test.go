@@ -195,7 +195,7 @@ func TestPropertyStandingLive(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := runtime.CheckRunningByEnd(s); err != nil {
+				if err := runtime.CheckRunningByEnd(s, now); err != nil {
 					t.Fatalf("at %d: %v", now, err)
 				}
 				for _, j := range considered {

@@ -230,7 +230,7 @@ func TestPropertyAllFeatures(t *testing.T) {
 				}
 				start[j.Spec.ID] = e.Now
 			}
-			if err := runtime.CheckRunningByEnd(s); err != nil {
+			if err := runtime.CheckRunningByEnd(s, e.Now); err != nil {
 				t.Fatalf("t=%d: %v", e.Now, err)
 			}
 			// Jobs this cycle requeued have not started, for the next.

@@ -125,9 +125,16 @@ func (q *quietRecord) fitting(free int) {
 	q.old = mergeSized(append(q.old[:0], q.volatile...), q.sel)
 }
 
-// neverEnds reports whether a running job has no estimated end.
+// neverEnds reports whether a running job has no estimated end: the
+// last by estimated end.
 func (s *Scheduler) neverEnds() bool {
-	return slices.ContainsFunc(s.Running(), func(j *framework.Job) bool { return runEnd(j) >= never })
+	return len(s.byEnd) > 0 && s.byEnd[len(s.byEnd)-1].at >= never
+}
+
+// overrun reports whether a running job is still running at or after its
+// estimated end at now: the first by estimated end.
+func (s *Scheduler) overrun(now int64) bool {
+	return len(s.byEnd) > 0 && s.byEnd[0].at <= now
 }
 
 // volatile reports whether a pending job's decision may change with

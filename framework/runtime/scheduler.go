@@ -576,15 +576,7 @@ func (s *Scheduler) holdReservations(d *dispatcher, jobs []*framework.Job) {
 	}
 	// Kept reservations assumed every running job ends at its estimated
 	// end and nothing took what they hold; check them when either failed.
-	d.verify = unguarded || overdue
-	if !d.verify {
-		for _, j := range s.Running() {
-			if runEnd(j) <= d.now {
-				d.verify = true // an overrun
-				break
-			}
-		}
-	}
+	d.verify = unguarded || overdue || s.overrun(d.now)
 }
 
 // ReasonDetail renders the detail of reason r for job output: the name of
