@@ -87,6 +87,18 @@ type Allocator interface {
 	Plans(job *Job, view *View) (PlanIterator, error)
 }
 
+// WholePlans is an optional Allocator capability: the allocator's plans
+// are well formed (an alternative of the job, buckets of at least one
+// slot), each plan of a simple alternative (one term) places at least the
+// job's minimum task count (Spec.TasksMin), and Plans fails only when the
+// task counts are no range of at least one task (TasksMin < 1 or
+// TasksMax < TasksMin). The runner may then tell, without asking for
+// plans, that a job each of whose tasks takes one slot of any open host
+// cannot be placed while fewer slots than its minimum are free in all.
+type WholePlans interface {
+	WholePlans()
+}
+
 // Acceptor is an optional Allocator capability: a last say on a plan whose
 // every bucket holds a claim (e.g. same[]). Claims are in bucket order.
 type Acceptor interface {

@@ -55,3 +55,7 @@ func CheckRunningByEnd(s *Scheduler, now int64) error {
 	}
 	return nil
 }
+
+// TryInFull makes s's runner try every job in full: no job is found too
+// large for the free slots before its plans are asked for (tooFewSlots).
+func TryInFull(s *Scheduler) { s.runner.inFull = true }

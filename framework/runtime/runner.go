@@ -23,6 +23,8 @@ type Runner struct {
 	// NoUnsatCache turns the unsatisfiable cache off: every job is tried
 	// in full (for tests and benchmarks; decisions are the same).
 	NoUnsatCache bool
+	// inFull turns tooFewSlots off (tests: the reasons are the same).
+	inFull bool
 
 	view      framework.View
 	committer framework.Committer
@@ -235,6 +237,16 @@ func (r *Runner) classID(job *framework.Job) int32 {
 }
 
 func (r *Runner) allocate(job *framework.Job, a framework.Allocator) (bool, error) {
+	if r.tooFewSlots(job, a) {
+		// Every plan would fail to claim its hosts: the job pends as the
+		// attempt would leave it, with no plan rejected by the allocator
+		// and no alternative vetoed (a plain request: no shared resource,
+		// no preparer).
+		r.altVeto = append(r.altVeto[:0], reasonKey{detail: -1})
+		r.first = true
+		r.pend(job, outcome{})
+		return false, nil
+	}
 	it, err := a.Plans(job, &r.view)
 	if err != nil {
 		r.pendBadRequest(job, fmt.Errorf("%s: %w", a.Name(), err))
@@ -271,6 +283,23 @@ func (r *Runner) allocate(job *framework.Job, a framework.Allocator) (bool, erro
 		r.pend(job, out)
 	}
 	return false, nil
+}
+
+// tooFewSlots reports whether job certainly cannot be placed by a live
+// attempt with allocator a, before any plan is asked for: a's plans are
+// whole (framework.WholePlans) and it takes the job's task counts, each
+// task takes one slot of any open host (FitsNowPlain: a plain request, no
+// preparer, every host open), and fewer slots than the job's minimum are
+// free in all.
+func (r *Runner) tooFewSlots(job *framework.Job, a framework.Allocator) bool {
+	if r.dry || r.inFull || job.Spec.TasksMin < 1 || job.Spec.TasksMax < job.Spec.TasksMin {
+		return false
+	}
+	if _, ok := a.(framework.WholePlans); !ok {
+		return false
+	}
+	fits, known := r.FitsNowPlain(job)
+	return known && !fits
 }
 
 // classKey identifies a job's equivalence class within a cycle.

@@ -27,8 +27,9 @@ type Plugin struct {
 }
 
 var (
-	_ framework.Allocator = (*Plugin)(nil)
-	_ framework.Acceptor  = (*Plugin)(nil)
+	_ framework.Allocator  = (*Plugin)(nil)
+	_ framework.Acceptor   = (*Plugin)(nil)
+	_ framework.WholePlans = (*Plugin)(nil)
 )
 
 // New returns a parjob allocator.
@@ -36,6 +37,11 @@ func New() *Plugin { return &Plugin{indexFrom: cluster.FreeIndexHosts} }
 
 // Name implements framework.Plugin.
 func (*Plugin) Name() string { return Name }
+
+// WholePlans implements framework.WholePlans: a simple alternative's task
+// counts run from TasksMax down to TasksMin, and Plans fails only on
+// task counts that are no range.
+func (*Plugin) WholePlans() {}
 
 // Plans implements framework.Allocator. The order is: alternatives in the
 // order written; within a simple alternative, task counts from max down to

@@ -15,8 +15,9 @@ type Plugin struct {
 }
 
 var (
-	_ framework.Allocator = (*Plugin)(nil)
-	_ framework.JobFilter = (*Plugin)(nil)
+	_ framework.Allocator  = (*Plugin)(nil)
+	_ framework.JobFilter  = (*Plugin)(nil)
+	_ framework.WholePlans = (*Plugin)(nil)
 )
 
 // New returns a seqjob allocator.
@@ -28,6 +29,10 @@ func New() *Plugin {
 
 // Name implements framework.Plugin.
 func (*Plugin) Name() string { return Name }
+
+// WholePlans implements framework.WholePlans: one task of one slot, and
+// Plans never fails.
+func (*Plugin) WholePlans() {}
 
 // Handles reports whether job is sequential: at most one task, and a simple
 // requirement (one alternative of one term). Other jobs go to parjob.
