@@ -85,6 +85,10 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 	var done doneAllocs
 	last := int64(-1)
 	for {
+		// The submit times still to come: last only grows.
+		for len(submits) > 0 && submits[0] <= last {
+			submits = submits[1:]
+		}
 		now, ok := nextEvent(submits, &ends, last)
 		if w := s.NextWake(); w > last && (!ok || w < now) {
 			now, ok = w, true
@@ -175,12 +179,11 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 }
 
 // nextEvent returns the earliest submit or end time after last, dropping
-// the stale ends before it.
+// the stale ends before it; submits are the submit times after last.
 func nextEvent(submits []int64, ends *endQueue, last int64) (int64, bool) {
-	i, _ := slices.BinarySearch(submits, last+1)
 	t, ok := int64(0), false
-	if i < len(submits) {
-		t, ok = submits[i], true
+	if len(submits) > 0 {
+		t, ok = submits[0], true
 	}
 	for ends.Len() > 0 && ends.q[0].stale() {
 		ends.pop() // no event: a run that preemption cut short
