@@ -1,6 +1,10 @@
 package framework
 
-import "github.com/xce-sched/xce/cluster"
+import (
+	"iter"
+
+	"github.com/xce-sched/xce/cluster"
+)
 
 // Reservation is a job's planned start: the earliest time at which the
 // runner could place it for its whole estimated run, and the allocation it
@@ -128,12 +132,13 @@ func StartOrReserve(d Dispatcher, job *Job) error {
 // a cycle in which something was released, a job that pended for want of
 // free slots (NotEnoughSlots), whose request nothing but free slots can
 // stop (one plain term, no shared resource, no preparer taking part) and
-// that asks for more slots than are free in all cannot start, and
-// Dispatch gives it that reason again. The scheduler leaves such jobs out
-// of the cycle, so that it costs the jobs that may fit, not the queue
-// (issue 15). FirstBlocked reports whether the first job of the queue
-// that cannot start has a part of its own (EASY's reservation): the
-// first such job is then kept in.
+// that asks for more slots than are free in all at its turn cannot
+// start, and Dispatch gives it that reason again. The scheduler leaves
+// such jobs out of the cycle, so that it costs the jobs that may fit,
+// not the queue (issue 15). FirstBlocked reports whether the first job of
+// the queue that cannot start has a part of its own (EASY's
+// reservation): then no job is left out before one of the queue holds a
+// reservation.
 type SkipsTooLarge interface {
 	FirstBlocked() bool
 }
@@ -149,7 +154,13 @@ type StableOrder interface {
 // Policy decides, for the jobs of one queue in picking order, which start
 // now, which get reservations and which wait: fcfs, firstfit, easy,
 // conservative (docs/simulator.md, Policies; docs/backfill.md).
+//
+// Dispatch takes the jobs as a sequence, which the scheduler produces as
+// the policy goes: a partial cycle (SkipsUnchanged, SkipsTooLarge) leaves
+// out, at each job's turn, the jobs whose decision stands, so that it
+// never touches them. A policy goes through the sequence to its end; one
+// that stops early makes the next cycle consider every job.
 type Policy interface {
 	Plugin
-	Dispatch(d Dispatcher, jobs []*Job) error
+	Dispatch(d Dispatcher, jobs iter.Seq[*Job]) error
 }

@@ -178,7 +178,7 @@ func TestPropertyStanding(t *testing.T) {
 				}
 			}
 			if tally[0] != tally[1] {
-				t.Fatalf("at %d the pending jobs by reason differ from the oracle's", now)
+				t.Fatalf("at %d the pending jobs by reason differ from the oracle's: %v vs %v", now, tally[0], tally[1])
 			}
 		}
 	})

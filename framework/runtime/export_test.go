@@ -16,18 +16,14 @@ func ConsiderEveryJob(s *Scheduler) { s.considerAll = true }
 // (runningByEnd) are not exactly its running jobs, sorted by estimated end
 // then ID, each with its estimated end, ID, allocation and slots as they
 // are now, when its running list (Running) does not hold each of them
-// once, or when what the list by end tells at a glance (a job that never
-// ends, one past its estimated end at now) is not what the jobs say.
+// once, or when what the list by end tells at a glance (a job past its
+// estimated end at now) is not what the jobs say.
 func CheckRunningByEnd(s *Scheduler, now int64) error {
-	neverEnds, overrun := false, false
+	overrun := false
 	for _, j := range s.Jobs {
 		if j.State == framework.Running {
-			neverEnds = neverEnds || runEnd(j) >= never
 			overrun = overrun || runEnd(j) <= now
 		}
-	}
-	if got := s.neverEnds(); got != neverEnds {
-		return fmt.Errorf("neverEnds() = %v, want %v", got, neverEnds)
 	}
 	if got := s.overrun(now); got != overrun {
 		return fmt.Errorf("overrun(%d) = %v, want %v", now, got, overrun)

@@ -55,6 +55,7 @@ func (s *Scheduler) unsetAside() {
 	if len(s.aside) == 0 {
 		return
 	}
+	s.settlePending() // its jobs gone may be among those set aside
 	s.forgetStanding()
 	s.pending = append(s.pending, s.aside...)
 	slices.SortStableFunc(s.pending, bySubmit)
@@ -152,7 +153,25 @@ func (s *Scheduler) compactRunning() {
 // pending, in submit order, but for those set aside as stuck (they keep
 // the reasons of the cycle that found them so). The slice is valid until
 // the next cycle.
-func (s *Scheduler) Pending() []*framework.Job { return s.pending }
+func (s *Scheduler) Pending() []*framework.Job {
+	s.settlePending()
+	return s.pending
+}
+
+// settlePending drops from the pending list the jobs partial cycles saw
+// leave it (s.gone), which they leave in place: only they no longer stay
+// (they ran, ended, or were set aside). What the last cycle left stands.
+func (s *Scheduler) settlePending() {
+	if s.gone == 0 {
+		return
+	}
+	n := len(s.pending)
+	s.pending = slices.DeleteFunc(s.pending, func(j *framework.Job) bool { return !stays(j) })
+	if s.quiet.n == n {
+		s.quiet.n = len(s.pending)
+	}
+	s.gone = 0
+}
 
 // Finish ends a running job at time now (seconds): its allocation is
 // released, the committer forgets it, and it is Done with End = now.
@@ -200,6 +219,7 @@ func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, fail
 // as a pending job). The pending list changed outside a cycle: what the
 // last cycle left is forgotten.
 func (s *Scheduler) repend(job *framework.Job) {
+	s.settlePending() // before job pends again: it may be among the jobs gone
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
 	job.SuspendedFor, job.Reserved, job.Unchanged, job.Cycle = 0, nil, false, 0
 	job.Requeues++

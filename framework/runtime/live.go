@@ -54,7 +54,9 @@ func (s *Scheduler) admit(job *framework.Job) {
 // Waiting returns how many jobs are waiting for a cycle: pending,
 // submitted and not yet considered, or suspended by preemption (a cycle
 // resumes them). A cycle with none has nothing to do.
-func (s *Scheduler) Waiting() int { return len(s.pending) + len(s.future) - s.next + len(s.suspended) }
+func (s *Scheduler) Waiting() int {
+	return len(s.pending) - s.gone + len(s.future) - s.next + len(s.suspended)
+}
 
 // Cancel ends a pending job without running it (killed before it
 // started): it leaves the pending jobs, its reservation goes, and it is
@@ -65,6 +67,7 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 	if job.State != framework.Pending {
 		return fmt.Errorf("job %d: %w", job.Spec.ID, ErrNotPending)
 	}
+	s.settlePending() // a stuck job set aside may be among the jobs gone
 	if i := slices.Index(s.future[s.next:], job); i >= 0 {
 		s.future = slices.Delete(s.future, s.next+i, s.next+i+1)
 	} else if i := slices.Index(s.pending, job); i >= 0 {

@@ -1,59 +1,66 @@
 package runtime
 
 import (
+	"context"
+	"fmt"
+	"iter"
 	"slices"
 
+	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 )
 
-// quietRecord is what the last complete cycle left for a partial cycle
-// under policies that skip the jobs whose decision stands
-// (framework.SkipsUnchanged):
+// quietRecord is what the last complete cycle left, and the partial
+// cycles since kept up, for a partial cycle under policies that skip the
+// jobs whose decision stands (framework.SkipsUnchanged):
 //
 //   - a quiet cycle, in which nothing was released, considers only the
 //     volatile jobs (a reservation, which its policy re-records or
 //     re-plans, or a select[] that may turn true as hosts fill) and the
 //     newcomers;
 //   - a release cycle, under policies that also skip jobs too large to
-//     start (framework.SkipsTooLarge), considers every job but those
-//     that pended for want of slots and ask for more than are free in all
-//     (and keeps, per queue whose first blocked job has a part of its
-//     own, the first of them).
+//     start (framework.SkipsTooLarge), considers every job but those that
+//     pended for want of slots and ask for more than are free in all at
+//     their turn (keyOf gives the rule; under a policy whose first
+//     blocked job has a part of its own, none is left out before a job of
+//     the queue holds a reservation).
 //
-// Every other pending job would be skipped (issue 15), and keeps its
-// decision and reason.
+// Every other pending job is skipped (issue 15): it keeps its decision
+// and reason, and the cycle never touches it. Each queue's pending jobs
+// are in an index (pendIndex) under keys that say which cycles consider
+// them, so that a cycle costs the jobs it considers (each found in
+// O(log n)), not the queue.
 type quietRecord struct {
 	valid    bool
-	n        int           // len(s.pending) after that cycle
-	byReason []ReasonCount // the pending jobs by main reason
-	// volatile are the volatile pending jobs and rest the others, each in
-	// pending order (seq); a job of rest has the slots it needs when a
-	// release cycle may leave it out while fewer are free (0: it is
-	// always considered).
-	volatile []sized
-	rest     []sized
-	seq      uint64  // the next job's place in pending order
-	old      []sized // scratch: the jobs before the newcomers this cycle considers
-	sel      []sized // scratch
-	policies []bool  // per queue: its policy is a framework.SkipsUnchanged
-	tooLarge []uint8 // per queue: skipsNone, skipsTooLarge or skipsAfterFirst
-	first    []bool  // scratch, per queue: its first too-large job is kept
+	n        int           // len(s.pending) after that cycle, the jobs gone included (Scheduler.gone)
+	byReason []ReasonCount // the pending jobs by main reason, but for those the cycle under way considered
+	index    []pendIndex   // per queue: its pending jobs, in pending order
+	// took are the jobs the cycle under way considered, in that order;
+	// drained counts the queues whose jobs it went through to the end.
+	took    []indexPlace
+	drained int
+	// release: the cycle under way follows a release (it may leave out
+	// jobs too large to start only); free0: the free slots at its start;
+	// slotsOnly: every host was open then (Runner.WantsSlotsOnly may
+	// hold).
+	release   bool
+	free0     int32
+	slotsOnly bool
+	policies  []bool  // per queue: its policy is a framework.SkipsUnchanged
+	tooLarge  []uint8 // per queue: skipsNone, skipsTooLarge or skipsAfterFirst
 }
 
-// sized is a pending job, its place in pending order (ascending along
-// the list; the newcomers of a cycle come after every job before them)
-// and the slots it needs in all (see quietRecord.rest).
-type sized struct {
-	need int
-	seq  uint64
-	job  *framework.Job
+// indexPlace is a job's place in its queue's index.
+type indexPlace struct {
+	queue cluster.QueueID
+	pos   int
 }
 
 // How a queue's policy skips jobs too large to start (framework.SkipsTooLarge).
 const (
 	skipsNone       uint8 = iota
 	skipsTooLarge         // every one of them
-	skipsAfterFirst       // all but the first (FirstBlocked)
+	skipsAfterFirst       // those after the first blocked one (FirstBlocked)
 )
 
 // quietQueues reports whether every queue's policy skips unchanged jobs
@@ -70,65 +77,215 @@ func (s *Scheduler) quietQueues() bool {
 // quietCycle reports, at the start of a cycle (before its newcomers are
 // admitted), whether the cycle is partial: no job placed over the
 // reservations, no host's status changed, no gate or preemption at work,
-// the pending list the one the last complete cycle left, and either
-// nothing released (quiet) or every queue's policy skipping jobs too
-// large to start (release). It then puts the jobs it considers in q.old,
-// in pending order, and takes them out of the tally, which is left
-// counting the jobs not considered.
+// the pending list the one the last cycle left, and either nothing
+// released (quiet) or every queue's policy skipping jobs too large to
+// start (release).
 func (s *Scheduler) quietCycle() bool {
 	q := &s.quiet
 	if !q.valid || s.unguarded || s.cycles == 0 || !s.canSkip() || len(s.pending) != q.n || !s.quietQueues() {
 		q.valid = false
 		return false
 	}
-	if s.released || s.offPlan {
-		if slices.Contains(q.tooLarge, skipsNone) || slices.Contains(q.tooLarge, skipsAfterFirst) && s.neverEnds() {
-			// A job that never ends may leave a first blocked job without
-			// a reservation, and then the next one has its part.
-			q.valid = false
-			return false
-		}
-		q.fitting(s.State.TotalFreeSlots())
-	} else {
-		q.old = append(q.old[:0], q.volatile...)
+	q.release = s.released || s.offPlan
+	if q.release && slices.Contains(q.tooLarge, skipsNone) {
+		q.valid = false
+		return false
 	}
-	for _, e := range q.old {
-		addReason(&q.byReason, e.job.Reasons.Main, -1)
+	q.free0, q.slotsOnly = clampKey(s.State.TotalFreeSlots()), s.runner.allOpen
+	q.took, q.drained = q.took[:0], 0
+	for i := range q.index {
+		q.index[i].fresh = len(q.index[i].jobs)
 	}
-	s.standing = append(s.standing[:0], q.byReason...)
 	return true
 }
 
-// fitting puts in q.old the volatile jobs and those of q.rest that may
-// start with free slots free (and the first too large one of each queue
-// whose policy gives it a part), in pending order, and leaves the others
-// in q.rest.
-func (q *quietRecord) fitting(free int) {
-	q.sel = q.sel[:0]
-	q.first = slices.Grow(q.first[:0], len(q.tooLarge))[:len(q.tooLarge)]
-	clear(q.first)
-	n := 0
-	for _, e := range q.rest {
-		if e.need > free {
-			qi := e.job.Spec.Queue
-			if q.tooLarge[qi] != skipsAfterFirst || q.first[qi] {
-				q.rest[n] = e
-				n++
-				continue
-			}
-			q.first[qi] = true
-		}
-		q.sel = append(q.sel, e)
+// cycleQuiet is a partial cycle (quietCycle) after its newcomers,
+// s.pending[newFrom:], were admitted: each queue's policy, in priority
+// order, takes the jobs the cycle must consider (considered), and the
+// others keep their decisions without being looked at.
+func (s *Scheduler) cycleQuiet(ctx context.Context, now int64, newFrom int) ([]*framework.Job, error) {
+	q := &s.quiet
+	for _, j := range s.pending[newFrom:] {
+		q.index[j.Spec.Queue].add(j, keyAlways, keyNone)
 	}
-	clear(q.rest[n:])
-	q.rest = q.rest[:n]
-	q.old = mergeSized(append(q.old[:0], q.volatile...), q.sel)
+	s.cycles++
+	s.gatesAsked = false
+	d := s.beginDispatch(now)
+	d.partial = true
+	s.order = s.order[:0]
+	var err error
+	ran := 0
+	for _, qi := range s.byPriority {
+		if q.index[qi].live == 0 {
+			continue
+		}
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		lo := len(s.order)
+		ran++
+		err = s.policies[qi].Dispatch(d, s.considered(d, qi))
+		for _, j := range s.order[lo:] {
+			j.Cycle = s.cycles
+		}
+		if err != nil {
+			err = fmt.Errorf("queue %s: %w", s.Cluster.Queues[qi].Name, err)
+			break
+		}
+	}
+	s.standing = append(s.standing[:0], q.byReason...)
+	s.leaveQuiet()
+	if err != nil || q.drained != ran {
+		// A queue's jobs not gone through leave the tally short.
+		s.forgetStanding()
+		return s.order, err
+	}
+	s.wake = -1 // no gate, no reservation kept (quietQueues)
+	s.recordQuiet()
+	if s.skippedFrom == 0 {
+		s.skippedFrom = s.cycles
+	}
+	return s.order, nil
 }
 
-// neverEnds reports whether a running job has no estimated end: the
-// last by estimated end.
-func (s *Scheduler) neverEnds() bool {
-	return len(s.byEnd) > 0 && s.byEnd[len(s.byEnd)-1].at >= never
+// considered returns the jobs of queue qi that the partial cycle under
+// way considers, in pending order, each taken out of the tally, readied
+// as holdReservations would and appended to s.order as it is yielded.
+// Whether a job too large for the free slots is left out is decided at
+// its turn, with the slots the jobs before it left free.
+func (s *Scheduler) considered(d *dispatcher, qi cluster.QueueID) iter.Seq[*framework.Job] {
+	return func(yield func(*framework.Job) bool) {
+		q := &s.quiet
+		x := &q.index[qi]
+		// skip: the jobs too large may be left out; under a policy whose
+		// first blocked job has a part of its own (EASY's reservation),
+		// only once a job of the queue holds a reservation.
+		skip := q.tooLarge[qi] != skipsAfterFirst
+		var last *framework.Job
+		for p := 0; ; p++ {
+			skip = skip || last != nil && last.Reserved != nil
+			fa, fb := int32(keyAlways), int32(keyAlways)
+			switch {
+			case !q.release:
+			case !skip:
+				fa, fb = keyAll, keyAll
+			case q.slotsOnly:
+				fa, fb = clampKey(s.State.TotalFreeSlots()), q.free0
+			default:
+				fa, fb = q.free0, q.free0
+			}
+			if p = x.next(p, fa, fb); p < 0 {
+				q.drained++
+				return
+			}
+			j := x.jobs[p]
+			if p < x.fresh {
+				addReason(&q.byReason, j.Reasons.Main, -1)
+			}
+			q.took = append(q.took, indexPlace{qi, p})
+			s.holdJob(d, j)
+			s.order = append(s.order, j)
+			if !yield(j) {
+				return
+			}
+			last = j
+		}
+	}
+}
+
+// keyOf returns the keys under which a pending job is indexed (pendIndex):
+// (keyAlways, keyNone) for a volatile job; (n, keyNone) for one a partial
+// cycle leaves out when fewer than n slots are free at its turn (tooLarge,
+// and Runner.WantsSlotsOnly: want of slots is then the only reason it can
+// pend for, and the attempt would give it the reasons it has); (keyNone,
+// n) for one left out only when fewer than n are free at the cycle's
+// start (the rule of framework.SkipsTooLarge); (0, keyNone) for any other,
+// which every release cycle considers.
+func (s *Scheduler) keyOf(j *framework.Job) (a, b int32) {
+	if volatile(j) {
+		return keyAlways, keyNone
+	}
+	n := s.tooLarge(j)
+	switch {
+	case n == 0:
+		return 0, keyNone
+	case s.runner.WantsSlotsOnly(j):
+		return clampKey(n), keyNone
+	}
+	return keyNone, clampKey(n)
+}
+
+// clampKey returns n as a key: at most keyAll - 1, so that a job under
+// it is one a threshold of n or more takes.
+func clampKey(n int) int32 {
+	return int32(min(n, keyAll-1))
+}
+
+// leaveQuiet, after a partial cycle, takes the considered jobs that left
+// the pending list (started, cancelled, or stuck: those are set aside)
+// out of the index; they stay in s.pending, counted in s.gone, until it
+// is settled (settlePending), which happens once they are half of it.
+func (s *Scheduler) leaveQuiet() {
+	q := &s.quiet
+	s.asideNew = len(s.aside)
+	for _, t := range q.took {
+		x := &q.index[t.queue]
+		j := x.jobs[t.pos]
+		if stays(j) {
+			continue
+		}
+		x.remove(t.pos)
+		s.gone++
+		if j.State == framework.Pending {
+			s.aside = append(s.aside, j)
+		}
+	}
+	if 2*s.gone > len(s.pending) {
+		s.settlePending()
+	}
+}
+
+// recordQuiet, after a partial cycle, indexes the considered jobs that
+// still pend under their new keys and counts them again.
+func (s *Scheduler) recordQuiet() {
+	q := &s.quiet
+	if !s.canSkip() || !s.quietQueues() {
+		q.valid = false
+		return
+	}
+	for _, t := range q.took {
+		x := &q.index[t.queue]
+		if j := x.jobs[t.pos]; j != nil {
+			a, b := s.keyOf(j)
+			x.set(t.pos, a, b)
+			addReason(&q.byReason, j.Reasons.Main, 1)
+		}
+	}
+	clear(q.took)
+	q.took = q.took[:0]
+	for i := range q.index {
+		q.index[i].compact()
+	}
+	q.valid, q.n = true, len(s.pending)
+}
+
+// recordAll, after a complete cycle, indexes and counts every pending job.
+func (s *Scheduler) recordAll() {
+	q := &s.quiet
+	if !s.canSkip() || !s.quietQueues() {
+		q.valid = false
+		return
+	}
+	q.byReason = q.byReason[:0]
+	for i := range q.index {
+		q.index[i].reset()
+	}
+	for _, j := range s.pending {
+		a, b := s.keyOf(j)
+		q.index[j.Spec.Queue].add(j, a, b)
+		addReason(&q.byReason, j.Reasons.Main, 1)
+	}
+	q.valid, q.n = true, len(s.pending)
 }
 
 // overrun reports whether a running job is still running at or after its
@@ -154,115 +311,6 @@ func (s *Scheduler) tooLarge(j *framework.Job) int {
 		return 0
 	}
 	return minTasks(j)
-}
-
-// compactQuiet is compactPending after a partial cycle: of the jobs
-// before newFrom, only the considered ones (q.old, in pending order) may
-// leave. It returns where the newcomers start in the compacted list.
-func (s *Scheduler) compactQuiet(newFrom int) int {
-	s.asideNew = len(s.aside)
-	leaving := 0
-	for _, e := range s.quiet.old {
-		if !stays(e.job) {
-			leaving++
-			if e.job.State == framework.Pending {
-				s.aside = append(s.aside, e.job)
-			}
-		}
-	}
-	if leaving > 0 {
-		// Both lists are in pending order: one pass, comparing pointers.
-		old, k, n := s.quiet.old, 0, 0
-		for _, j := range s.pending[:newFrom] {
-			for k < len(old) && stays(old[k].job) {
-				k++
-			}
-			if k < len(old) && old[k].job == j {
-				k++
-				continue
-			}
-			s.pending[n] = j
-			n++
-		}
-		s.pending = append(s.pending[:n], s.pending[newFrom:]...)
-		newFrom = n
-	}
-	s.compactFrom(newFrom)
-	return newFrom
-}
-
-// recordQuiet records, after a complete cycle, what the next partial
-// cycle needs. After a partial cycle (newFrom ≥ 0: where its newcomers
-// start in the compacted list) only the jobs it considered are counted
-// again, and go back among the others in pending order; after any other,
-// every pending job is.
-func (s *Scheduler) recordQuiet(newFrom int) {
-	q := &s.quiet
-	if !s.canSkip() || !s.quietQueues() {
-		q.valid = false
-		return
-	}
-	q.volatile = q.volatile[:0]
-	if newFrom < 0 {
-		q.byReason, q.rest, q.seq = q.byReason[:0], q.rest[:0], 0
-		s.take(s.pending, &q.rest)
-	} else {
-		q.sel = q.sel[:0]
-		for _, e := range q.old {
-			if stays(e.job) {
-				s.takeOne(e.job, e.seq, &q.sel)
-			}
-		}
-		q.rest = mergeSized(q.rest, q.sel)
-		s.take(s.pending[newFrom:], &q.rest)
-	}
-	clear(q.old)
-	q.valid, q.n = true, len(s.pending)
-}
-
-// take counts newly recorded pending jobs (in pending order, after every
-// job recorded) by main reason, numbers them, keeps the volatile ones and
-// appends the others to rest.
-func (s *Scheduler) take(jobs []*framework.Job, rest *[]sized) {
-	q := &s.quiet
-	for _, j := range jobs {
-		s.takeOne(j, q.seq, rest)
-		q.seq++
-	}
-}
-
-// takeOne counts pending job j, of place seq, by main reason and appends
-// it to q.volatile or rest.
-func (s *Scheduler) takeOne(j *framework.Job, seq uint64, rest *[]sized) {
-	q := &s.quiet
-	addReason(&q.byReason, j.Reasons.Main, 1)
-	if volatile(j) {
-		q.volatile = append(q.volatile, sized{0, seq, j})
-	} else {
-		*rest = append(*rest, sized{s.tooLarge(j), seq, j})
-	}
-}
-
-// mergeSized merges b into a, both in pending order (seq), and returns
-// the result, which reuses a.
-func mergeSized(a, b []sized) []sized {
-	if len(b) == 0 {
-		return a
-	}
-	n := len(a)
-	a = append(a, b...)
-	// From the back: a[:n] and b, both sorted, into a.
-	i, j := n-1, len(b)-1
-	for k := len(a) - 1; j >= 0; k-- {
-		if i >= 0 && a[i].seq > b[j].seq {
-			a[k] = a[i]
-			i--
-		} else {
-			a[k] = b[j]
-			j--
-		}
-	}
-	return a
 }
 
 // addReason adds n jobs of main reason r to counts, dropping a reason

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"iter"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -17,8 +18,8 @@ type moving struct{}
 
 func (moving) Name() string { return "moving" }
 
-func (moving) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
-	for _, job := range jobs {
+func (moving) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
+	for job := range jobs {
 		placed, err := d.Allocate(job)
 		if err != nil {
 			return err
@@ -78,8 +79,8 @@ type rerecord struct {
 
 func (rerecord) Name() string { return "rerecord" }
 
-func (p rerecord) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
-	for _, job := range jobs {
+func (p rerecord) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
+	for job := range jobs {
 		if d.Now() == p.at && job.Spec.ID == p.id && job.Reserved != nil && d.Unchanged(job) {
 			d.Reserve(job, *job.Reserved)
 			r := *job.Reserved

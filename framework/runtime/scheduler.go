@@ -45,14 +45,18 @@ type Scheduler struct {
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
 	// jobs that are still pending, in submit order.
-	future   []*framework.Job
-	next     int
-	pending  []*framework.Job
-	cycles   int64  // cycles run so far
-	released bool   // resources were released since the last cycle
-	offPlan  bool   // ... by a job that ended before or after its estimated end
-	stable   []bool // per queue: its picker keeps a stable order
-	arrival  []bool // per queue: its picker orders by arrival (framework.ArrivalOrder)
+	future  []*framework.Job
+	next    int
+	pending []*framework.Job
+	// gone counts the jobs of pending that partial cycles saw leave it
+	// (quiet.go: leaveQuiet), which stay in it until settlePending.
+	gone       int
+	byPriority []cluster.QueueID // the queues, higher priority first, then in configuration order
+	cycles     int64             // cycles run so far
+	released   bool              // resources were released since the last cycle
+	offPlan    bool              // ... by a job that ended before or after its estimated end
+	stable     []bool            // per queue: its picker keeps a stable order
+	arrival    []bool            // per queue: its picker orders by arrival (framework.ArrivalOrder)
 	// gated counts the jobs a gate applies to, requeuing those whose
 	// killed run is not gone yet: without either, a cycle asks no gate.
 	gated, requeuing int
@@ -268,6 +272,13 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			s.observers = append(s.observers, o)
 		}
 	}
+	s.quiet.index = make([]pendIndex, len(c.Queues))
+	for qi := range c.Queues {
+		s.byPriority = append(s.byPriority, cluster.QueueID(qi))
+	}
+	slices.SortStableFunc(s.byPriority, func(a, b cluster.QueueID) int {
+		return cmp.Compare(c.Queues[b].Priority, c.Queues[a].Priority)
+	})
 	s.runner = NewRunner(s.State, s.Committer, preparers...)
 	s.runner.NoUnsatCache = opts.NoUnsatCache
 	s.preparers = preparers
@@ -394,22 +405,21 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.standing = s.standing[:0]
 	front := s.skipFrom()
 	quiet := front < 0 && s.quietCycle()
+	if !quiet {
+		s.settlePending()
+	}
 	newFrom := len(s.pending)
 	for ; s.next < len(s.future) && s.future[s.next].Spec.Submit <= now && admit != 0; admit-- {
 		s.pending = append(s.pending, s.future[s.next])
 		s.next++
 	}
+	if quiet {
+		return s.cycleQuiet(ctx, now, newFrom)
+	}
 	c := s.Cluster
-	switch {
-	case front >= 0:
+	if front >= 0 {
 		s.order = append(s.order[:0], s.pending[:front]...)
-	case quiet:
-		s.order = s.order[:0]
-		for _, e := range s.quiet.old {
-			s.order = append(s.order, e.job)
-		}
-		s.order = append(s.order, s.pending[newFrom:]...)
-	default:
+	} else {
 		s.order = append(s.order[:0], s.pending...)
 	}
 	if len(c.Queues) > 1 {
@@ -434,30 +444,18 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	}
 	complete := false
 	defer func() {
-		switch {
-		case !complete:
-			if quiet {
-				s.compactQuiet(newFrom)
-			} else {
-				s.compactPending()
-			}
+		s.compactPending()
+		if !complete {
 			s.forgetStanding()
-		case quiet:
-			s.recordQuiet(s.compactQuiet(newFrom))
-			if s.skippedFrom == 0 {
-				s.skippedFrom = s.cycles
-			}
-		default:
-			s.compactPending()
-			s.recordBehind()
-			s.recordQuiet(-1)
-			s.skippedFrom = 0
+			return
 		}
+		s.recordBehind()
+		s.recordAll()
+		s.skippedFrom = 0
 	}()
 	s.cycles++
 	admitted := s.gate(now)
 	d := s.beginDispatch(now)
-	d.partial = quiet
 	s.holdReservations(d, s.order)
 	for lo := 0; lo < len(admitted); {
 		if err := ctx.Err(); err != nil {
@@ -480,7 +478,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 			if s.keeps[q] {
 				d.holdSegment(seg)
 			}
-			if err := s.policies[q].Dispatch(d, seg); err != nil {
+			if err := s.policies[q].Dispatch(d, slices.Values(seg)); err != nil {
 				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
 			}
 			if len(c.Queues[q].Preemptive) > 0 {
@@ -557,17 +555,7 @@ func (s *Scheduler) Replanned() bool { return s.replanned }
 func (s *Scheduler) holdReservations(d *dispatcher, jobs []*framework.Job) {
 	overdue := false
 	for _, j := range jobs {
-		q := j.Spec.Queue
-		keeps := s.keeps[q] && !s.Cluster.Queues[q].Closed
-		j.Unchanged = d.unchanged(j, keeps)
-		switch {
-		case j.Reserved == nil:
-		case keeps:
-			d.held = append(d.held, j)
-			overdue = overdue || j.Reserved.Start < d.now
-		case !j.Unchanged || s.Cluster.Queues[q].Closed:
-			j.Reserved = nil
-		}
+		overdue = s.holdJob(d, j) || overdue
 	}
 	unguarded := s.unguarded
 	s.unguarded = false
@@ -577,6 +565,24 @@ func (s *Scheduler) holdReservations(d *dispatcher, jobs []*framework.Job) {
 	// Kept reservations assumed every running job ends at its estimated
 	// end and nothing took what they hold; check them when either failed.
 	d.verify = unguarded || overdue || s.overrun(d.now)
+}
+
+// holdJob is holdReservations for one job: it reports whether the job
+// holds a kept reservation whose start has passed.
+func (s *Scheduler) holdJob(d *dispatcher, j *framework.Job) (overdue bool) {
+	q := j.Spec.Queue
+	closed := s.Cluster.Queues[q].Closed
+	keeps := s.keeps[q] && !closed
+	j.Unchanged = d.unchanged(j, keeps)
+	switch {
+	case j.Reserved == nil:
+	case keeps:
+		d.held = append(d.held, j)
+		return j.Reserved.Start < d.now
+	case !j.Unchanged || closed:
+		j.Reserved = nil
+	}
+	return false
 }
 
 // ReasonDetail renders the detail of reason r for job output: the name of

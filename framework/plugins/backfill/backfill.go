@@ -10,7 +10,11 @@
 // passes the reservations of jobs now behind it (docs/slurm.md).
 package backfill
 
-import "github.com/xce-sched/xce/framework"
+import (
+	"iter"
+
+	"github.com/xce-sched/xce/framework"
+)
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "backfill"
@@ -29,8 +33,8 @@ func (Plugin) Name() string { return Name }
 // reservation found (Priority when it would fit now but for the
 // reservations, else its own reason). A job that can never run pends
 // with its own reason and holds nobody back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
-	for _, job := range jobs {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
+	for job := range jobs {
 		if err := framework.StartOrReserve(d, job); err != nil {
 			return err
 		}

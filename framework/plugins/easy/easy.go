@@ -7,7 +7,11 @@
 // reservation (docs/backfill.md).
 package easy
 
-import "github.com/xce-sched/xce/framework"
+import (
+	"iter"
+
+	"github.com/xce-sched/xce/framework"
+)
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "easy"
@@ -34,9 +38,9 @@ func (Plugin) Name() string { return Name }
 // Priority when it would fit now, or with its own reason. A head job that
 // can never get a reservation (no future time exists) pends with its own
 // reason and holds nobody back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
 	reserved := false
-	for _, job := range jobs {
+	for job := range jobs {
 		if d.Unchanged(job) {
 			// Its decision stands (nothing was released since the last
 			// cycle); a head's reservation is re-recorded.

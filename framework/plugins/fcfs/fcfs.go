@@ -5,7 +5,11 @@
 // PendReasons.Stuck) does not hold the queue.
 package fcfs
 
-import "github.com/xce-sched/xce/framework"
+import (
+	"iter"
+
+	"github.com/xce-sched/xce/framework"
+)
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "fcfs"
@@ -27,9 +31,9 @@ func (Plugin) Name() string { return Name }
 
 // Dispatch implements framework.Policy: jobs start in order while they
 // fit; once one pends, the rest pend with Priority.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
 	blocked := false
-	for _, job := range jobs {
+	for job := range jobs {
 		if blocked {
 			d.Hold(job)
 			continue

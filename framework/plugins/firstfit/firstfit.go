@@ -3,7 +3,11 @@
 // reservations.
 package firstfit
 
-import "github.com/xce-sched/xce/framework"
+import (
+	"iter"
+
+	"github.com/xce-sched/xce/framework"
+)
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "firstfit"
@@ -25,8 +29,8 @@ func (Plugin) Name() string { return Name }
 
 // Dispatch implements framework.Policy. A job that pended in the previous
 // cycle, with nothing released since, still cannot fit: it is skipped.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs []*framework.Job) error {
-	for _, job := range jobs {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
+	for job := range jobs {
 		if d.Unchanged(job) {
 			continue
 		}
