@@ -27,7 +27,8 @@ type projection struct {
 
 // leastFrom is the sweep of minFreeSlots from one start time t: free is
 // the total of free slots at t, and min[k] the least total after each of
-// the events from first (the first after t) to first+k.
+// the events from first (the first after t) to first+k; the least of all
+// is level, first reached at the event at dropAt (-1: never below free).
 type leastFrom struct {
 	ok         bool
 	ver        uint64
@@ -35,6 +36,8 @@ type leastFrom struct {
 	live, free int
 	first      int
 	min        []int
+	level      int
+	dropAt     int64
 }
 
 // event is a change of the projected state at a time. It holds no
@@ -239,17 +242,31 @@ func (p *projection) minFreeSlots(t, end int64) int {
 		}
 		c.min = c.min[:0]
 		run, least := c.free, c.free
+		c.dropAt = -1
 		for i := c.first; i < len(p.events); i++ {
 			run += p.events[i].delta()
-			least = min(least, run)
+			if run < least {
+				least, c.dropAt = run, p.events[i].at
+			}
 			c.min = append(c.min, least)
 		}
+		c.level = least
 	}
 	j := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= end }) // events[:j] are before end
 	if j <= c.first {
 		return c.free
 	}
 	return c.min[j-1-c.first]
+}
+
+// lastDrop returns the total of free slots at t, and the least total
+// after t (level) with the time it is first reached (at; -1 when the
+// total never falls below free): minFreeSlots(t, end) is level exactly
+// when end > at, and at least level for every end.
+func (p *projection) lastDrop(t int64) (free int, at int64, level int) {
+	p.minFreeSlots(t, t)
+	c := &p.least
+	return c.free, c.dropAt, c.level
 }
 
 // slotScan answers minFreeSlots for windows [t, end) whose t and end never

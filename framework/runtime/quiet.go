@@ -39,6 +39,11 @@ type quietRecord struct {
 	// drained counts the queues whose jobs it went through to the end.
 	took    []indexPlace
 	drained int
+	// toNES and toPriority count the jobs the cycle under way settled
+	// from Priority to NotEnoughSlots and back (settle): they are in the
+	// tally under their old reason until recordQuiet.
+	toNES, toPriority int
+	dirty             []int // recordQuiet's scratch
 	// release: the cycle under way follows a release (it may leave out
 	// jobs too large to start only); free0: the free slots at its start;
 	// slotsOnly: every host was open then (Runner.WantsSlotsOnly may
@@ -50,10 +55,13 @@ type quietRecord struct {
 	tooLarge  []uint8 // per queue: skipsNone, skipsTooLarge or skipsAfterFirst
 }
 
-// indexPlace is a job's place in its queue's index.
+// indexPlace is a job's place in its queue's index, and whether the
+// cycle decided it without its policy (settled: its leaf has its new
+// keys already).
 type indexPlace struct {
-	queue cluster.QueueID
-	pos   int
+	pos     int32
+	queue   cluster.QueueID
+	settled bool
 }
 
 // How a queue's policy skips jobs too large to start (framework.SkipsTooLarge).
@@ -92,7 +100,7 @@ func (s *Scheduler) quietCycle() bool {
 		return false
 	}
 	q.free0, q.slotsOnly = clampKey(s.State.TotalFreeSlots()), s.runner.allOpen
-	q.took, q.drained = q.took[:0], 0
+	q.took, q.drained, q.toNES, q.toPriority = q.took[:0], 0, 0, 0
 	for i := range q.index {
 		q.index[i].fresh = len(q.index[i].jobs)
 	}
@@ -106,7 +114,9 @@ func (s *Scheduler) quietCycle() bool {
 func (s *Scheduler) cycleQuiet(ctx context.Context, now int64, newFrom int) ([]*framework.Job, error) {
 	q := &s.quiet
 	for _, j := range s.pending[newFrom:] {
-		q.index[j.Spec.Queue].add(j, keyAlways, keyNone)
+		k := noKeys
+		k.a = keyAlways
+		q.index[j.Spec.Queue].add(j, sizeOf(j), k)
 	}
 	s.cycles++
 	s.gatesAsked = false
@@ -125,15 +135,17 @@ func (s *Scheduler) cycleQuiet(ctx context.Context, now int64, newFrom int) ([]*
 		lo := len(s.order)
 		ran++
 		err = s.policies[qi].Dispatch(d, s.considered(d, qi))
-		for _, j := range s.order[lo:] {
-			j.Cycle = s.cycles
-		}
 		if err != nil {
+			for _, j := range s.order[lo:] { // the iterator marks each job it saw through
+				j.Cycle = s.cycles
+			}
 			err = fmt.Errorf("queue %s: %w", s.Cluster.Queues[qi].Name, err)
 			break
 		}
 	}
 	s.standing = append(s.standing[:0], q.byReason...)
+	addReason(&s.standing, framework.Priority, -q.toNES)
+	addReason(&s.standing, framework.NotEnoughSlots, -q.toPriority)
 	s.leaveQuiet()
 	if err != nil || q.drained != ran {
 		// A queue's jobs not gone through leave the tally short.
@@ -162,63 +174,196 @@ func (s *Scheduler) considered(d *dispatcher, qi cluster.QueueID) iter.Seq[*fram
 		// only once a job of the queue holds a reservation.
 		skip := q.tooLarge[qi] != skipsAfterFirst
 		var last *framework.Job
+		var l limits
+		stale := true // l: only the policy's steps change what it depends on
 		for p := 0; ; p++ {
-			skip = skip || last != nil && last.Reserved != nil
-			fa, fb := int32(keyAlways), int32(keyAlways)
-			switch {
-			case !q.release:
-			case !skip:
-				fa, fb = keyAll, keyAll
-			case q.slotsOnly:
-				fa, fb = clampKey(s.State.TotalFreeSlots()), q.free0
-			default:
-				fa, fb = q.free0, q.free0
+			if stale {
+				skip = skip || last != nil && last.Reserved != nil
+				switch {
+				case !q.release:
+					l = quietLimits
+				case !skip:
+					l = allLimits
+				default:
+					s.releaseLimits(d, &l)
+				}
+				stale = false
 			}
-			if p = x.next(p, fa, fb); p < 0 {
+			if p = x.next(p, &l); p < 0 {
 				q.drained++
 				return
 			}
 			j := x.jobs[p]
+			if q.release && skip {
+				if s.settle(j, &x.sizes[p], &x.k[x.size+p], &l) {
+					q.took = append(q.took, indexPlace{int32(p), qi, true})
+					s.order = append(s.order, j)
+					j.Cycle = s.cycles
+					continue
+				}
+			}
 			if p < x.fresh {
 				addReason(&q.byReason, j.Reasons.Main, -1)
 			}
-			q.took = append(q.took, indexPlace{qi, p})
+			q.took = append(q.took, indexPlace{pos: int32(p), queue: qi})
 			s.holdJob(d, j)
 			s.order = append(s.order, j)
-			if !yield(j) {
+			more := yield(j)
+			j.Cycle = s.cycles
+			if !more {
 				return
 			}
-			last = j
+			last, stale = j, true
 		}
 	}
 }
 
-// keyOf returns the keys under which a pending job is indexed (pendIndex):
-// (keyAlways, keyNone) for a volatile job; (n, keyNone) for one a partial
-// cycle leaves out when fewer than n slots are free at its turn (tooLarge,
-// and Runner.WantsSlotsOnly: want of slots is then the only reason it can
-// pend for, and the attempt would give it the reasons it has); (keyNone,
-// n) for one left out only when fewer than n are free at the cycle's
-// start (the rule of framework.SkipsTooLarge); (0, keyNone) for any other,
-// which every release cycle considers.
-func (s *Scheduler) keyOf(j *framework.Job) (a, b int32) {
-	if volatile(j) {
-		return keyAlways, keyNone
+// releaseLimits sets l to what a release cycle considers at a job's turn,
+// once jobs too large may be left out (considered): a job too large for
+// the slots free now (or, unless want of slots is its only reason to pend,
+// at the cycle's start) is left out. So is a job held for reservations
+// (Priority) that still fits in the free slots and that the projection
+// still shows cannot start without delaying them: the least free slots
+// over its estimated run from now (projection.minFreeSlots) are fewer
+// than it needs, since its run reaches the time they fall to their least
+// (projection.lastDrop) and it needs more than that least. Its policy
+// would take it by TryStart (the cycle holds reservations, and the
+// queue's own under FirstBlocked), which holds it again with no attempt.
+func (s *Scheduler) releaseLimits(d *dispatcher, l *limits) {
+	q := &s.quiet
+	free := s.State.TotalFreeSlots()
+	*l = limits{a: q.free0, b: q.free0, free: -1, est: -1, need: -1} // every held job
+	if !q.slotsOnly {
+		return
 	}
-	n := s.tooLarge(j)
-	switch {
-	case n == 0:
-		return 0, keyNone
-	case s.runner.WantsSlotsOnly(j):
-		return clampKey(n), keyNone
+	l.a = clampKey(free)
+	if !d.reserving() {
+		return
 	}
-	return keyNone, clampKey(n)
+	d.setup()
+	at0, at, level := d.proj.lastDrop(d.now)
+	// With fewer free at now in the projection than live, a job that fits
+	// now might not fit there and yet start with no reservation in its way.
+	if at < 0 || at0 < free {
+		return
+	}
+	l.free, l.est, l.need = clampKey(free), clampKey64(at-d.now), clampKey(level)
 }
 
-// clampKey returns n as a key: at most keyAll - 1, so that a job under
-// it is one a threshold of n or more takes.
+// settle decides, at its turn in a release cycle that may leave out jobs
+// too large (considered, with limits l), a job indexed under keys k whose
+// reason alone changes, as its policy would decide it, without it: the
+// policy would take it by TryStart (or Allocate, which is TryStart once
+// the cycle holds reservations), and
+//   - a job held for reservations (Priority) that needs more slots than
+//     are free now pends for want of slots (NotEnoughSlots: the runner's
+//     attempt, of a request that nothing but slots can stop, gives no
+//     other main reason; no host counts are kept, as for any job a
+//     partial cycle leaves out, Options.SkipTooLarge);
+//   - a job that pended for want of slots (keys k.a) and now fits in the
+//     free slots, but that the projection shows cannot start without
+//     delaying the reservations (releaseLimits), is held (Priority), as
+//     Dispatcher.Block holds it.
+//
+// It reports whether it decided j, whose reason it then changed, and
+// whose keys k (its leaf in the index, which the nodes above do not
+// follow before recordQuiet) it then set to those keyOf would give.
+func (s *Scheduler) settle(j *framework.Job, z *jobSize, k *keys, l *limits) bool {
+	free := s.State.TotalFreeSlots()
+	var r framework.Reason
+	switch {
+	case k.needMin != keyNone: // held
+		if int(z.tasks) <= free || z.tasks == keyAll-1 {
+			return false
+		}
+		r = framework.NotEnoughSlots
+		k.needMax, k.needMin, k.est, k.a = -1, keyNone, keyNone, z.tasks
+		s.quiet.toNES++
+	case k.a > 0 && k.a != keyNone && l.free >= 0: // pended for want of slots; the projection's limits hold
+		most := max(z.tasks, z.tasksMin)
+		if int(most) > free || most == keyAll-1 || z.est <= l.est || z.tasks <= l.need {
+			return false
+		}
+		r = framework.Priority
+		k.a, k.needMax, k.needMin, k.est = keyNone, most, z.tasks, z.est
+		s.quiet.toPriority++
+	default:
+		return false
+	}
+	// As j.Reasons = PendReasons{Main: r, Detail: -1}, writing only what
+	// differs (a pointer written costs a write barrier while GC runs).
+	pr := &j.Reasons
+	pr.Main, pr.Detail, pr.Stuck = r, -1, false
+	if pr.Note != "" {
+		pr.Note = ""
+	}
+	if pr.Hosts != nil {
+		pr.Hosts = nil
+	}
+	if pr.Shared != nil {
+		pr.Shared = nil
+	}
+	j.Unchanged = false
+	return true
+}
+
+// keyOf returns the keys under which a pending job is indexed (pendIndex):
+//   - a volatile job: a = keyAlways;
+//   - a job that a partial cycle leaves out when fewer than n slots are
+//     free at its turn (tooLarge, and Runner.WantsSlotsOnly: want of slots
+//     is then the only reason it can pend for, and the attempt would give
+//     it the reasons it has): a = n;
+//   - one left out only when fewer than n are free at the cycle's start
+//     (the rule of framework.SkipsTooLarge): b = n;
+//   - a job held for reservations (held): its slots and estimate;
+//   - any other, which every release cycle considers: a = 0.
+func (s *Scheduler) keyOf(j *framework.Job) keys {
+	k := noKeys
+	switch n := s.tooLarge(j); {
+	case volatile(j):
+		k.a = keyAlways
+	case n > 0 && s.runner.WantsSlotsOnly(j):
+		k.a = clampKey(n)
+	case n > 0:
+		k.b = clampKey(n)
+	case s.held(j):
+		z := sizeOf(j)
+		k.needMax, k.needMin, k.est = max(z.tasks, z.tasksMin), z.tasks, z.est
+	default:
+		k.a = 0
+	}
+	return k
+}
+
+// sizeOf returns what pending job j asks for (jobSize).
+func sizeOf(j *framework.Job) jobSize {
+	z := jobSize{tasksMin: clampKey(j.Spec.TasksMin), est: clampKey64(estimate(j))}
+	if j.Req != nil {
+		z.tasks = clampKey(minTasks(j))
+	}
+	return z
+}
+
+// held reports whether pending job j pends for reservations (Priority),
+// under a policy that skips jobs too large to start, with a request that
+// nothing but slots can stop (Runner.WantsSlotsOnly): a release cycle
+// may leave it out (releaseLimits).
+func (s *Scheduler) held(j *framework.Job) bool {
+	return s.quiet.tooLarge[j.Spec.Queue] != skipsNone && j.Reasons.Main == framework.Priority && !j.Reasons.Stuck &&
+		j.Reserved == nil && j.Req != nil && s.runner.plain(j) && s.runner.WantsSlotsOnly(j)
+}
+
+// clampKey returns n as a key or limit, within [-1, keyAll - 1]: a
+// comparison of two clamped values may say ≤ where the values are not,
+// when both are at the top, and so consider a job it could leave out,
+// never the other way round.
 func clampKey(n int) int32 {
-	return int32(min(n, keyAll-1))
+	return int32(min(max(n, -1), keyAll-1))
+}
+
+// clampKey64 is clampKey for seconds.
+func clampKey64(n int64) int32 {
+	return int32(min(max(n, -1), keyAll-1))
 }
 
 // leaveQuiet, after a partial cycle, takes the considered jobs that left
@@ -229,12 +374,15 @@ func (s *Scheduler) leaveQuiet() {
 	q := &s.quiet
 	s.asideNew = len(s.aside)
 	for _, t := range q.took {
+		if t.settled {
+			continue // it pends on
+		}
 		x := &q.index[t.queue]
 		j := x.jobs[t.pos]
 		if stays(j) {
 			continue
 		}
-		x.remove(t.pos)
+		x.removeLeaf(int(t.pos)) // the nodes above: recordQuiet
 		s.gone++
 		if j.State == framework.Pending {
 			s.aside = append(s.aside, j)
@@ -253,15 +401,28 @@ func (s *Scheduler) recordQuiet() {
 		q.valid = false
 		return
 	}
-	for _, t := range q.took {
-		x := &q.index[t.queue]
-		if j := x.jobs[t.pos]; j != nil {
-			a, b := s.keyOf(j)
-			x.set(t.pos, a, b)
+	// The considered jobs come queue after queue, each queue's in order.
+	for lo := 0; lo < len(q.took); {
+		qi := q.took[lo].queue
+		x := &q.index[qi]
+		q.dirty = q.dirty[:0]
+		for ; lo < len(q.took) && q.took[lo].queue == qi; lo++ {
+			t := &q.took[lo]
+			q.dirty = append(q.dirty, int(t.pos))
+			if t.settled {
+				continue // its leaf is set (settle), and it is counted below
+			}
+			j := x.jobs[t.pos]
+			if j == nil {
+				continue // gone (leaveQuiet)
+			}
+			x.setLeaf(int(t.pos), s.keyOf(j))
 			addReason(&q.byReason, j.Reasons.Main, 1)
 		}
+		x.fix(q.dirty)
 	}
-	clear(q.took)
+	addReason(&q.byReason, framework.Priority, q.toPriority-q.toNES)
+	addReason(&q.byReason, framework.NotEnoughSlots, q.toNES-q.toPriority)
 	q.took = q.took[:0]
 	for i := range q.index {
 		q.index[i].compact()
@@ -281,8 +442,7 @@ func (s *Scheduler) recordAll() {
 		q.index[i].reset()
 	}
 	for _, j := range s.pending {
-		a, b := s.keyOf(j)
-		q.index[j.Spec.Queue].add(j, a, b)
+		q.index[j.Spec.Queue].add(j, sizeOf(j), s.keyOf(j))
 		addReason(&q.byReason, j.Reasons.Main, 1)
 	}
 	q.valid, q.n = true, len(s.pending)
@@ -316,6 +476,9 @@ func (s *Scheduler) tooLarge(j *framework.Job) int {
 // addReason adds n jobs of main reason r to counts, dropping a reason
 // whose count falls to zero.
 func addReason(counts *[]ReasonCount, r framework.Reason, n int) {
+	if n == 0 {
+		return
+	}
 	c := *counts
 	for i := range c {
 		if c[i].Reason == r {
