@@ -69,16 +69,12 @@ func (r *Recorder) Observe(e *Event) {
 			pending++
 		}
 	}
-	for _, j := range e.Aside {
-		if j.Reasons.Main != framework.BadRequest {
-			r.count(j.Reasons.Main, 1)
-			pending++
-		}
-	}
-	for _, b := range e.Standing {
-		if b.Reason != framework.BadRequest && b.Jobs > 0 {
-			r.count(b.Reason, b.Jobs)
-			pending += b.Jobs
+	for _, counts := range [2][]runtime.ReasonCount{e.Aside, e.Standing} {
+		for _, b := range counts {
+			if b.Reason != framework.BadRequest && b.Jobs > 0 {
+				r.count(b.Reason, b.Jobs)
+				pending += b.Jobs
+			}
 		}
 	}
 	r.cycles++

@@ -17,9 +17,10 @@ type Event struct {
 	Now        int64
 	Ended      []*framework.Job
 	Considered []*framework.Job
-	// Aside are the pending jobs set aside as stuck, which the cycle did
-	// not consider: they pend with the reasons they had (Scheduler.Aside).
-	Aside []*framework.Job
+	// Aside counts, by main reason, the pending jobs set aside as stuck,
+	// which the cycle did not consider: they pend with the reasons they
+	// had (Scheduler.AsideByReason).
+	Aside []runtime.ReasonCount
 	// Standing counts, by main reason, the pending jobs the cycle did not
 	// consider because their decisions stand (held behind a blocked head,
 	// or nothing released since they were decided): they pend with the
@@ -123,7 +124,7 @@ func Run(ctx context.Context, s *runtime.Scheduler, opts Options) (int64, error)
 				}
 			}
 			if opts.Observe != nil {
-				ev.Now, ev.Considered, ev.Aside, ev.Standing = now, considered, s.Aside(), s.Standing()
+				ev.Now, ev.Considered, ev.Aside, ev.Standing = now, considered, s.AsideByReason(), s.Standing()
 				opts.Observe(&ev)
 			}
 			if opts.CompactDone {

@@ -142,7 +142,7 @@ func blocks(j *framework.Job) bool { return j.State == framework.Pending && !j.R
 // all stay). It returns how many of the first k stay (now first in the
 // list) and how many untouched jobs follow them.
 func (s *Scheduler) compactBehind(k, newFrom int) (a, t int) {
-	s.asideNew = len(s.aside)
+	s.markAside()
 	for _, j := range s.pending[:k] {
 		if j.State == framework.Pending && !stays(j) {
 			s.aside = append(s.aside, j)

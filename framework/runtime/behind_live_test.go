@@ -208,8 +208,16 @@ func TestPropertyStandingLive(t *testing.T) {
 					}
 					recorded[k][j.Spec.ID] = record{j.Reasons.Main, s.MainDetail(&j.Reasons), reservation(j)}
 				}
+				var aside [256]int
 				for _, j := range s.Aside() {
 					tally[k][j.Reasons.Main]++
+					aside[j.Reasons.Main]++
+				}
+				for _, b := range s.AsideByReason() {
+					aside[b.Reason] -= b.Jobs
+				}
+				if aside != [256]int{} {
+					t.Fatalf("at %d (scheduler %d) AsideByReason %v does not count Aside", now, k, s.AsideByReason())
 				}
 				for _, b := range s.Standing() {
 					tally[k][b.Reason] += b.Jobs

@@ -16,7 +16,7 @@ import (
 // status changes (issue 15: such jobs are set aside once, not revisited
 // every cycle).
 func (s *Scheduler) compactPending() {
-	s.asideNew = len(s.aside)
+	s.markAside()
 	s.compactFrom(0)
 }
 
@@ -49,6 +49,20 @@ func stays(j *framework.Job) bool {
 // the scheduler's, valid until the next cycle.
 func (s *Scheduler) Aside() []*framework.Job { return s.aside[:s.asideNew] }
 
+// AsideByReason returns the jobs of Aside counted by main reason: what a
+// simulator's metrics read, without a pass over the jobs each cycle. The
+// slice is the scheduler's, valid until the next cycle.
+func (s *Scheduler) AsideByReason() []ReasonCount { return s.asideTally }
+
+// markAside makes the jobs set aside by the cycle that just ended ones
+// the next cycles do not consider (Aside), and counts them.
+func (s *Scheduler) markAside() {
+	for _, j := range s.aside[s.asideNew:] {
+		addReason(&s.asideTally, j.Reasons.Main, 1)
+	}
+	s.asideNew = len(s.aside)
+}
+
 // unsetAside puts the jobs set aside back among the pending ones, in
 // submit order: a host whose status changed may let them run.
 func (s *Scheduler) unsetAside() {
@@ -60,7 +74,7 @@ func (s *Scheduler) unsetAside() {
 	s.pending = append(s.pending, s.aside...)
 	slices.SortStableFunc(s.pending, bySubmit)
 	clear(s.aside)
-	s.aside, s.asideNew = s.aside[:0], 0
+	s.aside, s.asideNew, s.asideTally = s.aside[:0], 0, s.asideTally[:0]
 }
 
 // Running returns the running jobs in the order the scheduler saw them

@@ -77,6 +77,7 @@ func (s *Scheduler) Cancel(job *framework.Job, now int64) error {
 		s.aside = slices.Delete(s.aside, i, i+1)
 		if i < s.asideNew {
 			s.asideNew--
+			addReason(&s.asideTally, job.Reasons.Main, -1)
 		}
 	}
 	job.State, job.End, job.Reserved = framework.Done, now, nil

@@ -372,7 +372,7 @@ func clampKey64(n int64) int32 {
 // is settled (settlePending), which happens once they are half of it.
 func (s *Scheduler) leaveQuiet() {
 	q := &s.quiet
-	s.asideNew = len(s.aside)
+	s.markAside()
 	for _, t := range q.took {
 		if t.settled {
 			continue // it pends on

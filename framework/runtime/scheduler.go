@@ -95,8 +95,9 @@ type Scheduler struct {
 	// aside holds the stuck pending jobs no cycle considers (compactPending);
 	// aside[asideNew:] were set aside by the last cycle, which considered
 	// them.
-	aside    []*framework.Job
-	asideNew int
+	aside      []*framework.Job
+	asideNew   int
+	asideTally []ReasonCount // aside[:asideNew] by main reason (AsideByReason)
 
 	preparers []framework.Preparer      // the runner's, for charging restored jobs
 	compiled  map[reqKey]*framework.Job // a job per compiled request, shared by equal ones
