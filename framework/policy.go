@@ -1,10 +1,6 @@
 package framework
 
-import (
-	"iter"
-
-	"github.com/xce-sched/xce/cluster"
-)
+import "github.com/xce-sched/xce/cluster"
 
 // Reservation is a job's planned start: the earliest time at which the
 // runner could place it for its whole estimated run, and the allocation it
@@ -155,12 +151,26 @@ type StableOrder interface {
 // now, which get reservations and which wait: fcfs, firstfit, easy,
 // conservative (docs/simulator.md, Policies; docs/backfill.md).
 //
-// Dispatch takes the jobs as a sequence, which the scheduler produces as
-// the policy goes: a partial cycle (SkipsUnchanged, SkipsTooLarge) leaves
-// out, at each job's turn, the jobs whose decision stands, so that it
-// never touches them. A policy goes through the sequence to its end; one
-// that stops early makes the next cycle consider every job.
+// Dispatch takes the jobs from a sequence (Jobs), which the scheduler
+// produces as the policy goes: a partial cycle (SkipsUnchanged,
+// SkipsTooLarge) leaves out, at each job's turn, the jobs whose decision
+// stands, so that it never touches them. A policy goes through the
+// sequence to its end; one that stops early makes the next cycle consider
+// every job.
 type Policy interface {
 	Plugin
-	Dispatch(d Dispatcher, jobs iter.Seq[*Job]) error
+	Dispatch(d Dispatcher, jobs Jobs) error
+}
+
+// Jobs is the sequence of a queue's jobs a policy takes in one Dispatch,
+// in picking order:
+//
+//	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() { ... }
+//
+// Next returns the next job, or false once there is none; a job is the
+// policy's until the next call. (A method rather than an iter.Seq: a
+// range over a function the compiler cannot see through puts the loop's
+// body on the heap at every call, thousands of times a replay.)
+type Jobs interface {
+	Next() (*Job, bool)
 }

@@ -76,7 +76,7 @@ func (s *Scheduler) cycleBehind(ctx context.Context, now int64, front, newFrom i
 			return false, err
 		}
 		s.holdReservations(d, jobs)
-		if err := s.policies[0].Dispatch(d, slices.Values(jobs)); err != nil {
+		if err := s.policies[0].Dispatch(d, s.sliceJobs.of(jobs)); err != nil {
 			return false, fmt.Errorf("queue %s: %w", s.Cluster.Queues[0].Name, err)
 		}
 		for _, j := range jobs {

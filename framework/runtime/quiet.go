@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"iter"
 	"slices"
 
 	"github.com/xce-sched/xce/cluster"
@@ -21,9 +20,11 @@ import (
 //   - a release cycle, under policies that also skip jobs too large to
 //     start (framework.SkipsTooLarge), considers every job but those that
 //     pended for want of slots and ask for more than are free in all at
-//     their turn (keyOf gives the rule; under a policy whose first
+//     their turn, and those held for reservations that stay held
+//     (keyOf and releaseLimits give the rules; under a policy whose first
 //     blocked job has a part of its own, none is left out before a job of
-//     the queue holds a reservation).
+//     the queue holds a reservation); of those it considers, it decides
+//     itself the ones whose reason alone changes (settle).
 //
 // Every other pending job is skipped (issue 15): it keeps its decision
 // and reason, and the cycle never touches it. Each queue's pending jobs
@@ -109,7 +110,7 @@ func (s *Scheduler) quietCycle() bool {
 
 // cycleQuiet is a partial cycle (quietCycle) after its newcomers,
 // s.pending[newFrom:], were admitted: each queue's policy, in priority
-// order, takes the jobs the cycle must consider (considered), and the
+// order, takes the jobs the cycle must consider (quietJobs), and the
 // others keep their decisions without being looked at.
 func (s *Scheduler) cycleQuiet(ctx context.Context, now int64, newFrom int) ([]*framework.Job, error) {
 	q := &s.quiet
@@ -134,9 +135,12 @@ func (s *Scheduler) cycleQuiet(ctx context.Context, now int64, newFrom int) ([]*
 		}
 		lo := len(s.order)
 		ran++
-		err = s.policies[qi].Dispatch(d, s.considered(d, qi))
+		it := &s.quietJobs
+		it.start(s, d, qi)
+		err = s.policies[qi].Dispatch(d, it)
+		it.finish()
 		if err != nil {
-			for _, j := range s.order[lo:] { // the iterator marks each job it saw through
+			for _, j := range s.order[lo:] { // the sequence marks each job the policy saw through
 				j.Cycle = s.cycles
 			}
 			err = fmt.Errorf("queue %s: %w", s.Cluster.Queues[qi].Name, err)
@@ -160,66 +164,110 @@ func (s *Scheduler) cycleQuiet(ctx context.Context, now int64, newFrom int) ([]*
 	return s.order, nil
 }
 
-// considered returns the jobs of queue qi that the partial cycle under
-// way considers, in pending order, each taken out of the tally, readied
-// as holdReservations would and appended to s.order as it is yielded.
-// Whether a job too large for the free slots is left out is decided at
-// its turn, with the slots the jobs before it left free.
-func (s *Scheduler) considered(d *dispatcher, qi cluster.QueueID) iter.Seq[*framework.Job] {
-	return func(yield func(*framework.Job) bool) {
-		q := &s.quiet
-		x := &q.index[qi]
-		// skip: the jobs too large may be left out; under a policy whose
-		// first blocked job has a part of its own (EASY's reservation),
-		// only once a job of the queue holds a reservation.
-		skip := q.tooLarge[qi] != skipsAfterFirst
-		var last *framework.Job
-		var l limits
-		stale := true // l: only the policy's steps change what it depends on
-		for p := 0; ; p++ {
-			if stale {
-				skip = skip || last != nil && last.Reserved != nil
-				switch {
-				case !q.release:
-					l = quietLimits
-				case !skip:
-					l = allLimits
-				default:
-					s.releaseLimits(d, &l)
-				}
-				stale = false
-			}
-			if p = x.next(p, &l); p < 0 {
-				q.drained++
-				return
-			}
-			j := x.jobs[p]
-			if q.release && skip {
-				if s.settle(j, &x.sizes[p], &x.k[x.size+p], &l) {
-					q.took = append(q.took, indexPlace{int32(p), qi, true})
-					s.order = append(s.order, j)
-					j.Cycle = s.cycles
-					continue
-				}
-			}
-			if p < x.fresh {
-				addReason(&q.byReason, j.Reasons.Main, -1)
-			}
-			q.took = append(q.took, indexPlace{pos: int32(p), queue: qi})
-			s.holdJob(d, j)
-			s.order = append(s.order, j)
-			more := yield(j)
-			j.Cycle = s.cycles
-			if !more {
-				return
-			}
-			last, stale = j, true
-		}
+// quietJobs is the sequence (framework.Jobs) of the jobs of one queue
+// that the partial cycle under way considers, in pending order: each is
+// taken out of the tally, readied as holdReservations would and appended
+// to s.order as Next returns it. Whether a job too large for the free
+// slots is left out is decided at its turn, with the slots the jobs
+// before it left free.
+type quietJobs struct {
+	s  *Scheduler
+	d  *dispatcher
+	qi cluster.QueueID
+	p  int // the next position to look from
+	// skip: the jobs too large may be left out; under a policy whose
+	// first blocked job has a part of its own (EASY's reservation), only
+	// once a job of the queue holds a reservation.
+	skip bool
+	// last is the job Next returned last, which the policy has since
+	// decided; l are the limits at the turn of the next, stale once the
+	// policy took a step (only its steps change what they depend on).
+	last  *framework.Job
+	l     limits
+	stale bool
+	done  bool
+}
+
+// start readies the sequence of queue qi's jobs for the cycle.
+func (it *quietJobs) start(s *Scheduler, d *dispatcher, qi cluster.QueueID) {
+	*it = quietJobs{s: s, d: d, qi: qi, skip: s.quiet.tooLarge[qi] != skipsAfterFirst, stale: true}
+}
+
+// finish marks the job Next returned last as considered by the cycle.
+func (it *quietJobs) finish() {
+	if it.last != nil {
+		it.last.Cycle = it.s.cycles
+		it.skip = it.skip || it.last.Reserved != nil
+		it.last, it.stale = nil, true
 	}
 }
 
+// Next implements framework.Jobs.
+func (it *quietJobs) Next() (*framework.Job, bool) {
+	s, q := it.s, &it.s.quiet
+	x := &q.index[it.qi]
+	it.finish()
+	for !it.done {
+		if it.stale {
+			switch {
+			case !q.release:
+				it.l = quietLimits
+			case !it.skip:
+				it.l = allLimits
+			default:
+				s.releaseLimits(it.d, &it.l)
+			}
+			it.stale = false
+		}
+		p := x.next(it.p, &it.l)
+		if p < 0 {
+			it.done = true
+			q.drained++
+			break
+		}
+		it.p = p + 1
+		j := x.jobs[p]
+		if q.release && it.skip && s.settle(j, &x.sizes[p], &x.k[x.size+p], &it.l) {
+			q.took = append(q.took, indexPlace{int32(p), it.qi, true})
+			s.order = append(s.order, j)
+			j.Cycle = s.cycles
+			continue
+		}
+		if p < x.fresh {
+			addReason(&q.byReason, j.Reasons.Main, -1)
+		}
+		q.took = append(q.took, indexPlace{pos: int32(p), queue: it.qi})
+		s.holdJob(it.d, j)
+		s.order = append(s.order, j)
+		it.last = j
+		return j, true
+	}
+	return nil, false
+}
+
+// sliceJobs is a slice of jobs as a framework.Jobs.
+type sliceJobs struct {
+	jobs []*framework.Job
+	i    int
+}
+
+// Next implements framework.Jobs.
+func (it *sliceJobs) Next() (*framework.Job, bool) {
+	if it.i >= len(it.jobs) {
+		return nil, false
+	}
+	it.i++
+	return it.jobs[it.i-1], true
+}
+
+// of returns it, reset to the jobs of jobs.
+func (it *sliceJobs) of(jobs []*framework.Job) *sliceJobs {
+	*it = sliceJobs{jobs: jobs}
+	return it
+}
+
 // releaseLimits sets l to what a release cycle considers at a job's turn,
-// once jobs too large may be left out (considered): a job too large for
+// once jobs too large may be left out (quietJobs): a job too large for
 // the slots free now (or, unless want of slots is its only reason to pend,
 // at the cycle's start) is left out. So is a job held for reservations
 // (Priority) that still fits in the free slots and that the projection
@@ -251,7 +299,7 @@ func (s *Scheduler) releaseLimits(d *dispatcher, l *limits) {
 }
 
 // settle decides, at its turn in a release cycle that may leave out jobs
-// too large (considered, with limits l), a job indexed under keys k whose
+// too large (quietJobs, with limits l), a job indexed under keys k whose
 // reason alone changes, as its policy would decide it, without it: the
 // policy would take it by TryStart (or Allocate, which is TryStart once
 // the cycle holds reservations), and

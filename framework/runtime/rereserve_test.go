@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"iter"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -18,8 +17,8 @@ type moving struct{}
 
 func (moving) Name() string { return "moving" }
 
-func (moving) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
-	for job := range jobs {
+func (moving) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		placed, err := d.Allocate(job)
 		if err != nil {
 			return err
@@ -79,8 +78,8 @@ type rerecord struct {
 
 func (rerecord) Name() string { return "rerecord" }
 
-func (p rerecord) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
-	for job := range jobs {
+func (p rerecord) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		if d.Now() == p.at && job.Spec.ID == p.id && job.Reserved != nil && d.Unchanged(job) {
 			d.Reserve(job, *job.Reserved)
 			r := *job.Reserved

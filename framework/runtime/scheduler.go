@@ -41,6 +41,9 @@ type Scheduler struct {
 	byID       map[cluster.JobID]*framework.Job
 	byName     map[nameKey][]*framework.Job
 	disp       dispatcher // the cycles' dispatcher, reused
+	// The sequences of jobs given to policies (framework.Jobs), reused.
+	sliceJobs sliceJobs
+	quietJobs quietJobs
 
 	// future holds the pending jobs not yet submitted, by submit time then
 	// ID; future[next:] are still to come. pending holds the submitted
@@ -177,12 +180,14 @@ type Options struct {
 	// that second; a simulation on a clock of its own leaves it 0.
 	EndSlack int64
 	// SkipTooLarge lets a cycle after a release leave out the jobs too
-	// large to start under policies that allow it (framework.SkipsTooLarge):
-	// the decisions and main reasons are the same, but such a job keeps
-	// the host counts of its reasons (PendReasons.Hosts) from the cycle
-	// that last considered it. The simulator sets it (its metrics read
-	// main reasons only); a scheduler whose users read every reason (the
-	// live server, xce schedule) leaves it off.
+	// large to start under policies that allow it (framework.SkipsTooLarge),
+	// and the jobs held for reservations that stay held, and decide itself
+	// the jobs whose main reason alone changes (quiet.go: settle): the
+	// decisions and main reasons are the same, but such a job keeps the
+	// host counts of its reasons (PendReasons.Hosts) from the cycle that
+	// last handed it to its policy, or has none. The simulator sets it
+	// (its metrics read main reasons only); a scheduler whose users read
+	// every reason (the live server, xce schedule) leaves it off.
 	SkipTooLarge bool
 }
 
@@ -479,7 +484,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 			if s.keeps[q] {
 				d.holdSegment(seg)
 			}
-			if err := s.policies[q].Dispatch(d, slices.Values(seg)); err != nil {
+			if err := s.policies[q].Dispatch(d, s.sliceJobs.of(seg)); err != nil {
 				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
 			}
 			if len(c.Queues[q].Preemptive) > 0 {

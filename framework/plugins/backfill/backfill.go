@@ -10,11 +10,7 @@
 // passes the reservations of jobs now behind it (docs/slurm.md).
 package backfill
 
-import (
-	"iter"
-
-	"github.com/xce-sched/xce/framework"
-)
+import "github.com/xce-sched/xce/framework"
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "backfill"
@@ -33,8 +29,8 @@ func (Plugin) Name() string { return Name }
 // reservation found (Priority when it would fit now but for the
 // reservations, else its own reason). A job that can never run pends
 // with its own reason and holds nobody back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
-	for job := range jobs {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		if err := framework.StartOrReserve(d, job); err != nil {
 			return err
 		}

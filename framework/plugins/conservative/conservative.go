@@ -8,11 +8,7 @@
 // (docs/backfill.md).
 package conservative
 
-import (
-	"iter"
-
-	"github.com/xce-sched/xce/framework"
-)
+import "github.com/xce-sched/xce/framework"
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "conservative"
@@ -35,8 +31,8 @@ func (Plugin) Name() string { return Name }
 // each is re-planned with every other reservation in place (Earliest keeps
 // a held reservation unless an earlier start is free), so a job that ends
 // before its estimate lets the others move up and none moves back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
-	for job := range jobs {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		if d.Unchanged(job) {
 			// Nothing was released early since the last cycle: its
 			// reservation, still in place, cannot move earlier.

@@ -7,11 +7,7 @@
 // reservation (docs/backfill.md).
 package easy
 
-import (
-	"iter"
-
-	"github.com/xce-sched/xce/framework"
-)
+import "github.com/xce-sched/xce/framework"
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "easy"
@@ -38,9 +34,9 @@ func (Plugin) Name() string { return Name }
 // Priority when it would fit now, or with its own reason. A head job that
 // can never get a reservation (no future time exists) pends with its own
 // reason and holds nobody back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
 	reserved := false
-	for job := range jobs {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		if d.Unchanged(job) {
 			// Its decision stands (nothing was released since the last
 			// cycle); a head's reservation is re-recorded.

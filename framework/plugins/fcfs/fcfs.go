@@ -5,11 +5,7 @@
 // PendReasons.Stuck) does not hold the queue.
 package fcfs
 
-import (
-	"iter"
-
-	"github.com/xce-sched/xce/framework"
-)
+import "github.com/xce-sched/xce/framework"
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "fcfs"
@@ -31,9 +27,9 @@ func (Plugin) Name() string { return Name }
 
 // Dispatch implements framework.Policy: jobs start in order while they
 // fit; once one pends, the rest pend with Priority.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
 	blocked := false
-	for job := range jobs {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		if blocked {
 			d.Hold(job)
 			continue

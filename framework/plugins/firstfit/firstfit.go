@@ -3,11 +3,7 @@
 // reservations.
 package firstfit
 
-import (
-	"iter"
-
-	"github.com/xce-sched/xce/framework"
-)
+import "github.com/xce-sched/xce/framework"
 
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "firstfit"
@@ -29,8 +25,8 @@ func (Plugin) Name() string { return Name }
 
 // Dispatch implements framework.Policy. A job that pended in the previous
 // cycle, with nothing released since, still cannot fit: it is skipped.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs iter.Seq[*framework.Job]) error {
-	for job := range jobs {
+func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
 		if d.Unchanged(job) {
 			continue
 		}
