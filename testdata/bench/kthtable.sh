@@ -1,0 +1,25 @@
+#!/bin/bash
+# kthtable.sh NEW OLD: times the KTH replays of BENCHMARKS.md (issue 15)
+# with two xce binaries, A = NEW and B = OLD, by farm-bench pairs run in
+# turn (11 of each), and prints a line per replay: the medians of NEW and
+# OLD (wall seconds) and of NEW/OLD. Run from anywhere; the traces are
+# those of ../shared/traces beside the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+T=../shared/traces/KTH-SP2-1996-2.1-cln.filtered.swf
+T2=../shared/traces/KTH-SP2-1996-2.1-cln.swf
+C36=testdata/bench/kth-36-slots.yaml
+CU=testdata/bench/kth-user-limit.yaml
+NEW=$1
+OLD=$2
+row() { # name, then the sim flags
+	local name=$1
+	shift
+	local out
+	out=$(farm-bench -n 11 --vs "$OLD sim $* --json" -- "$NEW" sim "$@" --json 2>&1)
+	echo "$name | $(echo "$out" | awk '/^A wall s/{print $5}') | $(echo "$out" | awk '/^B wall s/{print $5}') | $(echo "$out" | awk '/^A\/B wall/{print $4}')"
+}
+for p in fcfs firstfit easy conservative; do row "KTH, $p" --workload $T --policy $p; done
+for p in fcfs firstfit easy; do row "KTH (unfiltered), $p" --workload $T2 --policy $p; done
+for p in fcfs firstfit easy; do row "KTH on 36 slots, $p" --workload $T2 --cluster $C36 --policy $p; done
+for p in firstfit conservative; do row "KTH with a per-user limit, $p" --workload $T --cluster $CU --policy $p; done
