@@ -188,6 +188,10 @@ func TestPropertyAllFeatures(t *testing.T) {
 				dumpJobs(t, s)
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
+			if err := counterCheck(s); err != nil {
+				dumpJobs(t, s)
+				t.Fatalf("after the cycle at %d: %v", e.Now, err)
+			}
 			if err := deviceCheck(c, s); err != nil {
 				t.Fatalf("after the cycle at %d: %v", e.Now, err)
 			}
@@ -310,6 +314,30 @@ func dumpJobs(t *rapid.T, s *runtime.Scheduler) {
 		t.Logf("job %d queue %d %v submit %d start %d end %d est %d suspended %d alloc %v reserved %+v on %v cycle %d preemptions %d reason %v",
 			j.Spec.ID, j.Spec.Queue, j.State, j.Spec.Submit, j.Start, j.End, j.Spec.Estimate, j.SuspendedFor, j.Alloc, j.Reserved, res, j.Cycle, j.Preemptions, j.Reasons.Main)
 	}
+}
+
+// counterCheck checks that every counter of the state (limits, and the
+// exclusive preparer's) counts exactly what the running jobs' allocations
+// charge it: a counter left charged by a job that no longer runs would
+// hold jobs back for ever.
+func counterCheck(s *runtime.Scheduler) error {
+	used := make([]float64, s.State.NumCounters())
+	for _, j := range s.Jobs {
+		if j.State != framework.Running {
+			continue
+		}
+		for _, h := range j.Alloc.Hosts {
+			for _, c := range h.Counters {
+				used[c.Counter] += c.Amount
+			}
+		}
+	}
+	for id, u := range used {
+		if got := s.State.Counter(cluster.CounterID(id)).Used; got != u {
+			return fmt.Errorf("counter %d counts %v, the running jobs charge it %v", id, got, u)
+		}
+	}
+	return nil
 }
 
 // limitCheck tallies, from the running jobs alone, the license pool (lic

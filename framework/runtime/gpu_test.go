@@ -200,3 +200,32 @@ func TestGPUPreemptionForGPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeReplansConservative: on host g (1 slot, 1 GPU) queue low is
+// conservative and suspends its preempted jobs; queue high preempts it.
+// Job 1 (low, a GPU, 20 s) runs from 0; job 2 (low, a GPU, 10 s) is
+// reserved from 20. At 5 job 3 (high, 5 s) preempts job 1, which keeps
+// its GPU while suspended: no time is known when the GPU comes back, and
+// job 2 loses its reservation. At 10 job 3 ends and job 1 resumes: its
+// GPU now comes back at 25 (20 s of run, 5 s suspended), a time no plan
+// had, so job 2 is planned again: reserved from 25, it runs 25–35. (Were
+// the resume taken as on plan, job 2 would keep "no time" and never run,
+// since job 1 then ends exactly at its estimated end.)
+func TestResumeReplansConservative(t *testing.T) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "g", Slots: 1, Mem: -1, GPUs: 1}},
+		Queues: []cluster.Queue{
+			{Name: "high", Priority: 10, Policy: cluster.PolicyFirstFit, Picker: "priority", Preemptive: []cluster.QueueID{1}},
+			{Name: "low", Priority: 1, Policy: cluster.PolicyConservative, Picker: "priority", PreemptAction: cluster.PreemptSuspend},
+		},
+		Jobs: []ct.Job{
+			{ID: 1, Queue: "low", GPU: "num=1", Runtime: 20, Estimate: 20},
+			{ID: 2, Queue: "low", GPU: "num=1", Runtime: 10, Estimate: 10},
+			{ID: 3, Queue: "high", Min: 1, Submit: 5, Runtime: 5, Estimate: 5},
+		}}
+	c, s := runQueues(t, spec, 100)
+	for i, want := range []string{"DONE@0-25", "DONE@25-35", "DONE@5-10"} {
+		if got := jobState(c, s.Jobs[i]); !strings.HasPrefix(got, want) {
+			t.Errorf("job %d: %s, want %s", i+1, got, want)
+		}
+	}
+}

@@ -452,8 +452,11 @@ func (s *Scheduler) resume(now int64) {
 		job.Reasons = framework.PendReasons{}
 		s.addRunning(job)
 		s.resumedJobs = append(s.resumedJobs, job)
-		// It takes back what kept reservations may count on.
-		s.released, s.unguarded = true, true
+		// It takes back what kept reservations may count on; and what it
+		// kept while suspended (memory, GPUs) now has an end, which no
+		// plan had: a job that found no time for want of it may now
+		// (off plan, as after a host's status).
+		s.released, s.unguarded, s.offPlan = true, true, true
 	}
 	clear(s.suspended[len(kept):])
 	s.suspended = kept
