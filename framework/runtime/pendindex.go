@@ -44,12 +44,26 @@ type keys struct {
 	est              int32 // a held job's estimate, seconds (keyNone: none)
 }
 
+// held sets k to the keys of a job of size z held for reservations
+// (Priority): its slots and estimate, nothing else (field by field, as
+// merge).
+func (k *keys) held(z *jobSize) {
+	k.a, k.b, k.needMax, k.needMin, k.est = keyNone, keyNone, max(z.tasks, z.tasksMin), z.tasks, z.est
+}
+
 // noKeys are a hole's: no cycle considers it.
 var noKeys = keys{a: keyNone, b: keyNone, needMax: -1, needMin: keyNone, est: keyNone}
 
-// merge returns the keys of a node over leaves with keys k and o.
-func (k keys) merge(o keys) keys {
-	return keys{a: min(k.a, o.a), b: min(k.b, o.b), needMax: max(k.needMax, o.needMax), needMin: min(k.needMin, o.needMin), est: min(k.est, o.est)}
+// merge sets u to the keys of a node over children with keys l and r,
+// field by field (a struct copied whole goes through memory, a stall in
+// the loops that fix the tree), and reports whether that changed u.
+func (u *keys) merge(l, r *keys) bool {
+	a, b, hi, lo, est := min(l.a, r.a), min(l.b, r.b), max(l.needMax, r.needMax), min(l.needMin, r.needMin), min(l.est, r.est)
+	if a == u.a && b == u.b && hi == u.needMax && lo == u.needMin && est == u.est {
+		return false
+	}
+	u.a, u.b, u.needMax, u.needMin, u.est = a, b, hi, lo, est
+	return true
 }
 
 // limits are what a partial cycle considers at a job's turn: a job with
@@ -110,30 +124,10 @@ func (x *pendIndex) set(p int, k keys) {
 	x.k[i] = k
 	for i > 1 {
 		i >>= 1
-		if !x.remerge(i) {
+		if !x.k[i].merge(&x.k[2*i], &x.k[2*i+1]) {
 			return // and so every node above
 		}
 	}
-}
-
-// remove makes position p a hole.
-func (x *pendIndex) remove(p int) {
-	x.jobs[p] = nil
-	x.live--
-	x.set(p, noKeys)
-}
-
-// remerge sets node i to the merge of its children's keys (keys.merge,
-// field by field: Go copies a struct through memory) and reports whether
-// that changed it.
-func (x *pendIndex) remerge(i int) bool {
-	l, r, u := &x.k[2*i], &x.k[2*i+1], &x.k[i]
-	a, b, hi, lo, est := min(l.a, r.a), min(l.b, r.b), max(l.needMax, r.needMax), min(l.needMin, r.needMin), min(l.est, r.est)
-	if a == u.a && b == u.b && hi == u.needMax && lo == u.needMin && est == u.est {
-		return false
-	}
-	u.a, u.b, u.needMax, u.needMin, u.est = a, b, hi, lo, est
-	return true
 }
 
 // setLeaf gives position p keys k and leaves the nodes above as they
@@ -142,7 +136,7 @@ func (x *pendIndex) setLeaf(p int, k keys) {
 	x.k[x.size+p] = k
 }
 
-// removeLeaf is remove, leaving the nodes above to fix.
+// removeLeaf makes position p a hole, leaving the nodes above to fix.
 func (x *pendIndex) removeLeaf(p int) {
 	x.jobs[p] = nil
 	x.live--
@@ -166,7 +160,7 @@ func (x *pendIndex) fix(dirty []int) {
 				continue
 			}
 			prev = up
-			if x.remerge(up) {
+			if x.k[up].merge(&x.k[2*up], &x.k[2*up+1]) {
 				dirty[w] = up
 				w++
 			}
@@ -261,7 +255,7 @@ func (x *pendIndex) rebuild() {
 		}
 	}
 	for i := size - 1; i >= 1; i-- {
-		x.k[i] = x.k[2*i].merge(x.k[2*i+1])
+		x.k[i].merge(&x.k[2*i], &x.k[2*i+1])
 	}
 	x.live, x.fresh = n, fresh
 }

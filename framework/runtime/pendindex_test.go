@@ -46,7 +46,9 @@ func TestPropertyPendIndex(t *testing.T) {
 				x.set(pos(want[i].job), want[i].k)
 			case op < 8 && len(want) > 0:
 				i := rapid.IntRange(0, len(want)-1).Draw(t, "remove")
-				x.remove(pos(want[i].job))
+				p := pos(want[i].job)
+				x.removeLeaf(p)
+				x.fix([]int{p})
 				want = append(want[:i], want[i+1:]...)
 				if i < fresh {
 					fresh--
@@ -173,14 +175,16 @@ func drawLimits() *rapid.Generator[limits] {
 func TestPropertyKeysMerge(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k, o, l := drawKeys().Draw(t, "k"), drawKeys().Draw(t, "o"), drawLimits().Draw(t, "limits")
-		m := k.merge(o)
+		var m keys
+		m.merge(&k, &o)
 		if got, want := l.takes(&m), l.takes(&k) || l.takes(&o); got != want {
 			t.Fatalf("takes(merge(%+v, %+v)) = %v, want %v", k, o, got, want)
 		}
 		if l.takes(&noKeys) {
 			t.Fatalf("%+v takes a hole", l)
 		}
-		if h := k.merge(noKeys); h != k {
+		var h keys
+		if h.merge(&k, &noKeys); h != k {
 			t.Fatalf("merge(%+v, hole) = %+v", k, h)
 		}
 	})

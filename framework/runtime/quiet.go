@@ -333,7 +333,7 @@ func (s *Scheduler) settle(j *framework.Job, z *jobSize, k *keys, l *limits) boo
 			return false
 		}
 		r = framework.Priority
-		k.a, k.needMax, k.needMin, k.est = keyNone, most, z.tasks, z.est
+		k.held(z)
 		s.quiet.toPriority++
 	default:
 		return false
@@ -376,7 +376,7 @@ func (s *Scheduler) keyOf(j *framework.Job) keys {
 		k.b = clampKey(n)
 	case s.held(j):
 		z := sizeOf(j)
-		k.needMax, k.needMin, k.est = max(z.tasks, z.tasksMin), z.tasks, z.est
+		k.held(&z)
 	default:
 		k.a = 0
 	}

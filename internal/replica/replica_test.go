@@ -68,6 +68,41 @@ func snap(t *testing.T, n *Node) ([]byte, uint64) {
 	return data, index
 }
 
+// startCluster opens three members on loopback, each with the config cfg
+// gives for its own directory (dirs) and addr, and bootstraps them
+// together. The members still open (nodes[i] not nil) are closed when the
+// test ends.
+func startCluster(t *testing.T, cfg func(dir, addr string) Config) (nodes []*Node, dirs []string) {
+	t.Helper()
+	nodes, dirs = make([]*Node, 3), make([]string, 3)
+	for i := range dirs {
+		dirs[i] = filepath.Join(t.TempDir(), fmt.Sprint(i))
+	}
+	// Registered after the directories' removal: cleanups run last first.
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if n != nil {
+				_ = n.Close()
+			}
+		}
+	})
+	var peers []string
+	for i := range nodes {
+		n, err := Open(cfg(dirs[i], "127.0.0.1:0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = n
+		peers = append(peers, n.Addr())
+	}
+	for _, n := range nodes {
+		if err := n.Bootstrap(peers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return nodes, dirs
+}
+
 // TestCluster runs three members on loopback: writes through the leader
 // reach every member's state; a follower refuses writes and names the
 // leader; a batch built on a stale state is refused whole; the leader's
@@ -75,30 +110,9 @@ func snap(t *testing.T, n *Node) ([]byte, uint64) {
 // its directory, catches up.
 func TestCluster(t *testing.T) {
 	ctx := context.Background()
-	dirs := make([]string, 3)
-	nodes := make([]*Node, 3)
-	var peers []string
-	for i := range nodes {
-		dirs[i] = filepath.Join(t.TempDir(), fmt.Sprint(i))
-		n, err := Open(Config{Addr: "127.0.0.1:0", Dir: dirs[i], Timeouts: fast, SnapshotThreshold: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = n
-		peers = append(peers, n.Addr())
-	}
-	defer func() {
-		for _, n := range nodes {
-			if n != nil {
-				_ = n.Close()
-			}
-		}
-	}()
-	for _, n := range nodes {
-		if err := n.Bootstrap(peers); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes, dirs := startCluster(t, func(dir, addr string) Config {
+		return Config{Addr: addr, Dir: dir, Timeouts: fast, SnapshotThreshold: 4}
+	})
 	l := leader(t, nodes)
 	idx, err := l.Append(ctx, submits(1, 1, 5)...)
 	if err != nil {
@@ -238,35 +252,12 @@ func TestSeedAndJoin(t *testing.T) {
 // index of its last event), then with the entries after it.
 func TestCompactedCatchUp(t *testing.T) {
 	ctx := context.Background()
-	dirs := make([]string, 3)
-	nodes := make([]*Node, 3)
 	restored := make(chan uint64, 16)
-	cfg := func(i int, addr string) Config {
-		return Config{Addr: addr, Dir: dirs[i], Timeouts: fast, SnapshotThreshold: 2, TrailingLogs: 1, SnapshotInterval: 10 * time.Millisecond,
+	cfg := func(dir, addr string) Config {
+		return Config{Addr: addr, Dir: dir, Timeouts: fast, SnapshotThreshold: 2, TrailingLogs: 1, SnapshotInterval: 10 * time.Millisecond,
 			OnRestore: func(index uint64) { restored <- index }}
 	}
-	var peers []string
-	for i := range nodes {
-		dirs[i] = filepath.Join(t.TempDir(), fmt.Sprint(i))
-		n, err := Open(cfg(i, "127.0.0.1:0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = n
-		peers = append(peers, n.Addr())
-	}
-	defer func() {
-		for _, n := range nodes {
-			if n != nil {
-				_ = n.Close()
-			}
-		}
-	}()
-	for _, n := range nodes {
-		if err := n.Bootstrap(peers); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes, dirs := startCluster(t, cfg)
 	l := leader(t, nodes)
 	if _, err := l.Append(ctx, submits(1, 1, 1)...); err != nil {
 		t.Fatal(err)
@@ -296,7 +287,7 @@ func TestCompactedCatchUp(t *testing.T) {
 		_, err := fmt.Sscan(l.Raft().Stats()["last_snapshot_index"], &at)
 		return err == nil && at > first+1
 	})
-	n, err := Open(cfg(f, addr))
+	n, err := Open(cfg(dirs[f], addr))
 	if err != nil {
 		t.Fatal(err)
 	}

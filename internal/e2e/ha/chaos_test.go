@@ -62,10 +62,7 @@ func TestChaos(t *testing.T) {
 		kills = n
 	}
 	c := newCluster(t, chaosConf)
-	cl, err := client.Open(c.sockets(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.dial()
 	first := c.leader(cl)
 	tokFile := filepath.Join(c.dir, "agent.token")
 	waitFile(t, filepath.Join(c.data(first), "agent.token"), tokFile)
@@ -136,6 +133,7 @@ func TestChaos(t *testing.T) {
 
 	// Every job finishes (bounded).
 	var jobs []api.JobInfo
+	var err error
 	for end := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		jobs, err = cl.Jobs(context.Background(), "all", true, nil)
 		if err == nil && !slices.ContainsFunc(jobs, func(j api.JobInfo) bool { return j.State == "PEND" || j.State == "RUN" }) {

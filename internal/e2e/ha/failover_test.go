@@ -226,6 +226,16 @@ func (c *cluster) sockets() string {
 	return strings.Join(s, ",")
 }
 
+// dial opens a client of every member's socket.
+func (c *cluster) dial() *client.Client {
+	c.t.Helper()
+	cl, err := client.Open(c.sockets(), "")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}
+
 // leader waits (at most 15 s) for a member to say it leads, and returns
 // its number.
 func (c *cluster) leader(cl *client.Client) int {
@@ -253,10 +263,7 @@ func (c *cluster) leader(cl *client.Client) int {
 // submit to the leader.
 func TestFailover(t *testing.T) {
 	c := newCluster(t, "hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit}\n")
-	cl, err := client.Open(c.sockets(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.dial()
 	// A token issued through the first leader, presented over TCP to
 	// whichever member leads later (the signing key is replicated).
 	tok, err := cl.Token(context.Background(), "root", time.Hour)

@@ -90,10 +90,7 @@ func TestForward(t *testing.T) {
 	for i := range 3 {
 		c.start(i)
 	}
-	cl, err := client.Open(c.sockets(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.dial()
 	l := c.leader(cl)
 	f, x := (l+1)%3, (l+2)%3
 	fsock := filepath.Join(c.data(f), "xce.sock")

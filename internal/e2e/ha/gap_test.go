@@ -63,10 +63,7 @@ func TestGapFill(t *testing.T) {
 	for i := range 3 {
 		c.start(i)
 	}
-	cl, err := client.Open(c.sockets(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.dial()
 	l := c.leader(cl)
 	tokens := map[string]string{}
 	for _, u := range []string{"root", "nobody"} {

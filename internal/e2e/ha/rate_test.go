@@ -95,10 +95,7 @@ func TestForwardLatency(t *testing.T) {
 		t.Skip("a measurement: " + EnvRate + "=1 runs it")
 	}
 	c := newCluster(t, "hosts:\n  - {name: h1, slots: 4}\nqueues:\n  - {name: normal, policy: firstfit}\n")
-	cl, err := client.Open(c.sockets(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.dial()
 	l := c.leader(cl)
 	f := (l + 1) % 3
 	lc, err := client.Open(filepath.Join(c.data(l), "xce.sock"), "")

@@ -70,10 +70,7 @@ func TestUpgrade(t *testing.T) {
 	for i := range 3 {
 		c.start(i)
 	}
-	cl, err := client.Open(c.sockets(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.dial()
 	if l := c.leader(cl); l != 0 {
 		t.Fatalf("member %d leads, want the upgraded one", l)
 	}
