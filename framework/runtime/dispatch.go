@@ -50,6 +50,9 @@ type dispatcher struct {
 	// queues not yet dispatched); unguarded: it placed a job over the
 	// reservations in the projection (a fallback that should not happen).
 	changed, unguarded bool
+	// stood: the job whose kept reservation Earliest last found standing
+	// (standing.go), left in the projection for Reserve to re-record.
+	stood *framework.Job
 	// vacated: a job of a queue that keeps reservations started before
 	// its reservation, or its reservation moved earlier: the window it
 	// held is free for the jobs re-planned before it in this cycle.
@@ -80,6 +83,7 @@ func (d *dispatcher) reset(s *Scheduler, now int64) {
 	d.deferred = d.deferred[:0]
 	clear(d.held)
 	d.held, d.verify, d.changed, d.unguarded, d.vacated = d.held[:0], false, false, false, false
+	d.stood = nil
 	d.candsFor, d.preempted = 0, false
 }
 
@@ -166,6 +170,12 @@ func (d *dispatcher) started(job *framework.Job) {
 func (d *dispatcher) Reserve(job *framework.Job, r framework.Reservation) {
 	d.changed = true
 	old := job.Reserved
+	if stood := d.stood == job; stood || d.stood != nil {
+		d.stood = nil
+		if stood && old != nil && *old == r {
+			return // it stands (Earliest): in the projection as it was
+		}
+	}
 	if old != nil {
 		d.vacated = d.vacated || r.Start < old.Start && d.s.keeps[job.Spec.Queue]
 		d.unreserve(job)
@@ -306,6 +316,12 @@ func (d *dispatcher) Block(job *framework.Job) error {
 // every other reservation in place, and only otherwise (an overrun took
 // what it relied on) is the search carried on past it.
 func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) {
+	if d.stands(job) {
+		// No time before its start can do: it stays in the projection as
+		// it is, and Reserve re-records it there.
+		d.stood = job
+		return *job.Reserved, true
+	}
 	prev, held := d.unreserve(job)
 	if job.Req == nil || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
 		return framework.Reservation{}, false // no time will ever do (cached checks)

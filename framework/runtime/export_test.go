@@ -8,8 +8,9 @@ import (
 )
 
 // ConsiderEveryJob makes every cycle of s consider every pending job, as
-// before jobs were held behind a blocked head (behind.go): the oracle the
-// tests compare with.
+// before jobs were held behind a blocked head (behind.go), and re-plan
+// every kept reservation, as before they could stand (standing.go): the
+// oracle the tests compare with.
 func ConsiderEveryJob(s *Scheduler) { s.considerAll = true }
 
 // CheckRunningByEnd returns an error when s's running jobs by end

@@ -23,6 +23,7 @@ type projection struct {
 	// for one start time, valid while ver and the live free slots stand.
 	ver   uint64
 	least leastFrom
+	gaps  gaps // the free slots from a time on, for standing reservations (standing.go)
 }
 
 // leastFrom is the sweep of minFreeSlots from one start time t: free is

@@ -71,7 +71,7 @@ type Scheduler struct {
 	// whose skipped jobs count as considered (dispatcher.unchanged).
 	standing    []ReasonCount
 	skippedFrom int64
-	considerAll bool // every cycle considers every pending job (tests: the oracle of behind.go)
+	considerAll bool // every cycle considers and re-plans every pending job (tests: the oracle of behind.go and standing.go)
 	// unguarded: since the last cycle, a job was placed over the kept
 	// reservations (a fallback of Dispatcher.Block), which may no longer
 	// fit.

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/xce-sched/xce/cluster"
+)
+
+// TestPropertyCanMove checks gaps.canMove against its definition, point
+// by point: some whole second t in [now, s) has at least n slots free at
+// every second of [t, min(t+e, s)), the free slots at a second being the
+// live ones plus every event's change up to it.
+func TestPropertyCanMove(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		live := rapid.IntRange(0, 4).Draw(t, "live")
+		c := &cluster.Cluster{Hosts: []cluster.Host{{Name: "h", Slots: max(live, 1)}}, Queues: []cluster.Queue{{Name: "q"}}}
+		if err := c.Init(); err != nil {
+			t.Fatal(err)
+		}
+		st := cluster.NewState(c)
+		if live == 0 {
+			st.Take(&cluster.JobAlloc{Hosts: []cluster.HostAlloc{{Host: 0, Slots: 1}}})
+		}
+		var p projection
+		p.reset(st)
+		for range rapid.IntRange(0, 12).Draw(t, "events") {
+			e := event{at: rapid.Int64Range(0, 30).Draw(t, "at"), slots: rapid.IntRange(1, 3).Draw(t, "slots")}
+			e.release = rapid.Bool().Draw(t, "release")
+			e.start = !e.release
+			p.events = append(p.events, e)
+		}
+		slices.SortStableFunc(p.events, func(a, b event) int { return int(a.at - b.at) })
+		// Later changes of the projection: rebuilt gaps must follow.
+		for round := range 2 {
+			if round == 1 {
+				p.events = append(p.events, event{at: 31, release: true, slots: 2})
+				p.ver++
+			}
+			now := rapid.Int64Range(0, 10).Draw(t, "now")
+			free := func(tau int64) int {
+				f := live
+				for _, e := range p.events {
+					if e.at <= tau {
+						f += e.delta()
+					}
+				}
+				return f
+			}
+			for range 5 {
+				s := rapid.Int64Range(now+1, 40).Draw(t, "s")
+				e := rapid.Int64Range(1, 40).Draw(t, "e")
+				n := rapid.IntRange(1, 6).Draw(t, "n")
+				want := false
+				for start := now; start < s && !want; start++ {
+					ok := true
+					for tau := start; tau < min(start+e, s); tau++ {
+						ok = ok && free(tau) >= n
+					}
+					want = ok
+				}
+				if got := p.gapsFrom(now).canMove(s, e, n); got != want {
+					t.Fatalf("now %d s %d e %d n %d: canMove %v, want %v", now, s, e, n, got, want)
+				}
+			}
+		}
+	})
+}
