@@ -143,6 +143,13 @@ type Queue struct {
 	// lsb.queues, which counts minutes); 0: none (such a job's end is
 	// unknown to backfilling and forecasts).
 	DefaultRunLimit int64
+	// MaxJobTest bounds how many of the queue's pending jobs, in the
+	// picker's order, a cycle of a policy that plans every job
+	// (conservative, backfill) plans: Slurm's bf_max_job_test
+	// (slurm.conf(5), SchedulerParameters; Slurm's default is 500). The
+	// jobs behind pend with Priority and hold no reservation until they
+	// come within it (docs/backfill.md). 0: every job.
+	MaxJobTest int
 }
 
 // UserShare is one user's number of fairshare shares.

@@ -258,7 +258,7 @@ func (l *loader) loadQueues(top *fieldSet) error {
 		return l.errAt(seq, "queues", "must not be empty (leave the section out for the default queue)")
 	}
 	fields := []string{"name", "priority", "policy", "picker", "status", "hosts", "shares", "half_life", "default_runlimit", "exclusive",
-		"preemptive", "preempt_action"}
+		"preemptive", "preempt_action", "max_job_test"}
 	var preempt []preemptiveItem
 	for i, it := range items {
 		fs, name, err := namedItem(l, it, "queues", "queue", i, fields, l.queueIDs)
@@ -290,6 +290,11 @@ func (l *loader) loadQueues(top *fieldSet) error {
 		if q.DefaultRunLimit, err = l.intField(fs, "default_runlimit", 1, MaxTime, 0); err != nil {
 			return err
 		}
+		depth, err := l.intField(fs, "max_job_test", 1, maxCount, 0)
+		if err != nil {
+			return err
+		}
+		q.MaxJobTest = int(depth)
 		if e, ok := fs.m["hosts"]; ok && l.has(fs, "hosts") {
 			names, n, err := l.nameList(e.val, e.path, "host", l.hostOrGroupExists, "")
 			if err != nil {

@@ -306,6 +306,25 @@ jobs:
 	}
 }
 
+// TestMaxJobTest: a queue's max_job_test is read (0, every job, when
+// absent), and must be a whole number of at least 1, the error naming the
+// file, line and field.
+func TestMaxJobTest(t *testing.T) {
+	c, err := Parse("t.yaml", []byte("hosts: [{name: h, slots: 1}]\nqueues:\n  - {name: a, policy: conservative, max_job_test: 150}\n  - {name: b}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := c.Queues[0].MaxJobTest, c.Queues[1].MaxJobTest; a != 150 || b != 0 {
+		t.Errorf("max_job_test %d and %d, want 150 and 0", a, b)
+	}
+	for _, v := range []string{"0", "-3", "1.5", "many"} {
+		_, err := Parse("t.yaml", []byte("hosts: [{name: h, slots: 1}]\nqueues:\n  - {name: a, max_job_test: "+v+"}\n"))
+		if err == nil || !strings.Contains(err.Error(), "max_job_test") || !strings.Contains(err.Error(), "t.yaml:3") {
+			t.Errorf("max_job_test %s: %v, want an error naming t.yaml:3 and the field", v, err)
+		}
+	}
+}
+
 // TestArray: a job with array: stands for its elements, consecutive job
 // IDs from its own, in index order, each with its index and the cap.
 func TestArray(t *testing.T) {

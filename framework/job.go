@@ -81,6 +81,9 @@ type Job struct {
 	// Unchanged is set by the scheduler at the start of a cycle when the
 	// job's decision from the previous cycle stands (Dispatcher.Unchanged).
 	Unchanged bool
+	// Deferred: the last cycle left the job unplanned, beyond its queue's
+	// MaxJobTest (Dispatcher.Defer); the next cycle considers it afresh.
+	Deferred bool
 	// Gated: a gate of the scheduler's profile applies to the job
 	// (Gate.Applies), which it asks in every cycle the job pends.
 	Gated             bool

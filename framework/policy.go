@@ -57,6 +57,11 @@ type Dispatcher interface {
 	// reservation stand, and a policy may keep them without looking at
 	// hosts (re-recording the reservation with Reserve).
 	Unchanged(job *Job) bool
+	// Defer leaves job unplanned in this cycle: it lies beyond the
+	// queue's MaxJobTest (cluster.Queue; Slurm's bf_max_job_test). It
+	// gives up any reservation it held and pends as Hold would make it
+	// (Priority), and the next cycle considers it afresh.
+	Defer(job *Job)
 }
 
 // ArrivalOrder is an optional Picker capability: the picker orders a

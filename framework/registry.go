@@ -13,8 +13,8 @@ import (
 type Handle struct {
 	Cluster *cluster.Cluster
 	State   *cluster.State
-	// Queue is the queue a per-queue plugin (a picker) is built for, -1
-	// for cluster-wide plugins.
+	// Queue is the queue a per-queue plugin (a picker, a policy) is built
+	// for, -1 for cluster-wide plugins.
 	Queue cluster.QueueID
 	// Jobs finds the scheduler's jobs.
 	Jobs Lookup

@@ -51,8 +51,12 @@ func NewInTreeRegistry() framework.Registry {
 	must(r.Register(fcfs.Name, func(framework.Handle) (framework.Plugin, error) { return fcfs.Plugin{}, nil }))
 	must(r.Register(firstfit.Name, func(framework.Handle) (framework.Plugin, error) { return firstfit.Plugin{}, nil }))
 	must(r.Register(easy.Name, func(framework.Handle) (framework.Plugin, error) { return easy.Plugin{}, nil }))
-	must(r.Register(conservative.Name, func(framework.Handle) (framework.Plugin, error) { return conservative.Plugin{}, nil }))
-	must(r.Register(backfill.Name, func(framework.Handle) (framework.Plugin, error) { return backfill.Plugin{}, nil }))
+	must(r.Register(conservative.Name, func(h framework.Handle) (framework.Plugin, error) {
+		return conservative.Plugin{MaxJobTest: maxJobTest(h)}, nil
+	}))
+	must(r.Register(backfill.Name, func(h framework.Handle) (framework.Plugin, error) {
+		return backfill.Plugin{MaxJobTest: maxJobTest(h)}, nil
+	}))
 	must(r.Register(array.Name, func(framework.Handle) (framework.Plugin, error) { return array.New(), nil }))
 	must(r.Register(dependency.Name, func(h framework.Handle) (framework.Plugin, error) {
 		if h.Jobs == nil {
@@ -63,4 +67,13 @@ func NewInTreeRegistry() framework.Registry {
 	must(r.Register(exclusive.Name, func(h framework.Handle) (framework.Plugin, error) { return exclusive.New(h.Cluster, h.State), nil }))
 	must(r.Register(limit.Name, func(h framework.Handle) (framework.Plugin, error) { return limit.New(h.Cluster, h.State), nil }))
 	return r
+}
+
+// maxJobTest is the MaxJobTest of the queue a policy is built for (0 for
+// a cluster-wide build).
+func maxJobTest(h framework.Handle) int {
+	if h.Queue < 0 || h.Cluster == nil || int(h.Queue) >= len(h.Cluster.Queues) {
+		return 0
+	}
+	return h.Cluster.Queues[h.Queue].MaxJobTest
 }

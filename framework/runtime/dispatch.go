@@ -276,6 +276,18 @@ func (d *dispatcher) Hold(job *framework.Job) {
 	job.Reasons = framework.PendReasons{Main: framework.Priority, Detail: -1}
 }
 
+// Defer implements framework.Dispatcher. A kept reservation it gives up
+// vacates its window, as a job that starts before its reservation does:
+// the jobs planned before it in this cycle are offered it by the next.
+func (d *dispatcher) Defer(job *framework.Job) {
+	if r := job.Reserved; r != nil {
+		d.vacated = d.vacated || r.Start > d.now && d.s.keeps[job.Spec.Queue]
+		d.unreserve(job)
+	}
+	job.Deferred = true
+	d.Hold(job)
+}
+
 // Block implements framework.Dispatcher: a job that would fit now, were it
 // not for the reservations, pends with Priority; otherwise the runner's
 // attempt (which fails) gives its own reasons.

@@ -235,7 +235,7 @@ func (s *Scheduler) FinishWith(job *framework.Job, now int64, exitCode int, fail
 func (s *Scheduler) repend(job *framework.Job) {
 	s.settlePending() // before job pends again: it may be among the jobs gone
 	job.State, job.Alloc, job.Start, job.End = framework.Pending, nil, 0, 0
-	job.SuspendedFor, job.Reserved, job.Unchanged, job.Cycle = 0, nil, false, 0
+	job.SuspendedFor, job.Reserved, job.Unchanged, job.Deferred, job.Cycle = 0, nil, false, false, 0
 	job.Requeues++
 	s.rerun = true
 	i, _ := slices.BinarySearchFunc(s.pending, job, bySubmit)

@@ -243,7 +243,9 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	}
 	for qi, q := range c.Queues {
 		qp := prof.Queues[qi]
-		policy, err := newPlugin[framework.Policy](opts.Registry, qp.Policy, h, "a policy")
+		qh := h
+		qh.Queue = cluster.QueueID(qi)
+		policy, err := newPlugin[framework.Policy](opts.Registry, qp.Policy, qh, "a policy")
 		if err != nil {
 			return nil, fmt.Errorf("queue %s: policy: %w", q.Name, err)
 		}
@@ -262,8 +264,6 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			}
 		}
 		s.quiet.tooLarge = append(s.quiet.tooLarge, tooLarge)
-		qh := h
-		qh.Queue = cluster.QueueID(qi)
 		picker, err := newPlugin[framework.Picker](opts.Registry, qp.Picker, qh, "a picker")
 		if err != nil {
 			return nil, fmt.Errorf("queue %s: %w", q.Name, err)
@@ -578,7 +578,10 @@ func (s *Scheduler) holdJob(d *dispatcher, j *framework.Job) (overdue bool) {
 	q := j.Spec.Queue
 	closed := s.Cluster.Queues[q].Closed
 	keeps := s.keeps[q] && !closed
-	j.Unchanged = d.unchanged(j, keeps)
+	// A job the last cycle deferred (beyond its queue's MaxJobTest) is
+	// considered afresh: it may have come within it.
+	j.Unchanged = d.unchanged(j, keeps) && !j.Deferred
+	j.Deferred = false
 	switch {
 	case j.Reserved == nil:
 	case keeps:

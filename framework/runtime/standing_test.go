@@ -21,10 +21,14 @@ import (
 // the same starts, reasons and reservations (start and hosts), through
 // early ends, overruns, cancellations, requeues, kills and hosts closing
 // and opening, on hosts with or without memory, alike single-slot hosts
-// as one class or not, and a queue of another policy ahead.
+// as one class or not, and a queue of another policy ahead. Half the
+// time the queue plans only its first few jobs (max_job_test): then no
+// more of its jobs hold reservations, and the running jobs and every
+// reservation still fit together at every future second.
 func TestPropertyStandsConservative(t *testing.T) {
 	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
-		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative}}}
+		maxJobTest := rapid.SampledFrom([]int{0, 0, 0, 1, 2, 3, 5}).Draw(t, "max_job_test")
+		spec := ct.Spec{Queues: []cluster.Queue{{Name: "normal", Policy: cluster.PolicyConservative, MaxJobTest: maxJobTest}}}
 		if rapid.Bool().Draw(t, "two queues") {
 			all := []cluster.Policy{cluster.PolicyFCFS, cluster.PolicyFirstFit, cluster.PolicyEASY, cluster.PolicyConservative}
 			spec.Queues = append(spec.Queues, cluster.Queue{Name: "high", Priority: 10, Policy: rapid.SampledFrom(all).Draw(t, "high policy")})
@@ -111,6 +115,13 @@ func TestPropertyStandsConservative(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if err := bruteCheck(ss[0].Cluster, ss[0], now); err != nil && !classes {
+				// (bruteCheck counts a class's memory as one member's.)
+				t.Fatalf("after the cycle at %d: %v", now, err)
+			}
+			if held := countReserved(ss[0], 0); maxJobTest > 0 && held > maxJobTest {
+				t.Fatalf("at %d: %d jobs of the queue hold reservations, max_job_test %d", now, held, maxJobTest)
+			}
 			for i, a := range ss[0].Jobs {
 				b := ss[1].Jobs[i]
 				if a.State != b.State || a.Start != b.Start || a.Reasons.Main != b.Reasons.Main || a.Reasons.Stuck != b.Reasons.Stuck ||
@@ -122,4 +133,15 @@ func TestPropertyStandsConservative(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countReserved counts the pending jobs of queue q that hold reservations.
+func countReserved(s *runtime.Scheduler, q cluster.QueueID) int {
+	n := 0
+	for _, j := range s.Jobs {
+		if j.State == framework.Pending && j.Spec.Queue == q && j.Reserved != nil {
+			n++
+		}
+	}
+	return n
 }

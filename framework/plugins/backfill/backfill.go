@@ -15,8 +15,9 @@ import "github.com/xce-sched/xce/framework"
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "backfill"
 
-// Plugin is the Slurm backfill policy.
-type Plugin struct{}
+// Plugin is the Slurm backfill policy. MaxJobTest bounds how many jobs a
+// cycle plans: bf_max_job_test (cluster.Queue.MaxJobTest; 0: every job).
+type Plugin struct{ MaxJobTest int }
 
 var _ framework.Policy = Plugin{}
 
@@ -28,9 +29,17 @@ func (Plugin) Name() string { return Name }
 // starts when its earliest start is now, else it pends with the
 // reservation found (Priority when it would fit now but for the
 // reservations, else its own reason). A job that can never run pends
-// with its own reason and holds nobody back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+// with its own reason and holds nobody back. The jobs after the first
+// MaxJobTest are deferred (Dispatcher.Defer), as Slurm's backfill tests
+// no more than bf_max_job_test jobs.
+func (p Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	tested := 0
 	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
+		if p.MaxJobTest > 0 && tested == p.MaxJobTest {
+			d.Defer(job)
+			continue
+		}
+		tested++
 		if err := framework.StartOrReserve(d, job); err != nil {
 			return err
 		}

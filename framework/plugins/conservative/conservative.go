@@ -13,8 +13,9 @@ import "github.com/xce-sched/xce/framework"
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "conservative"
 
-// Plugin is the conservative backfilling policy.
-type Plugin struct{}
+// Plugin is the conservative backfilling policy. MaxJobTest bounds how
+// many jobs a cycle plans (cluster.Queue.MaxJobTest; 0: every job).
+type Plugin struct{ MaxJobTest int }
 
 var (
 	_ framework.Policy            = Plugin{}
@@ -30,9 +31,16 @@ func (Plugin) Name() string { return Name }
 // Dispatch implements framework.Policy. Jobs are taken in priority order;
 // each is re-planned with every other reservation in place (Earliest keeps
 // a held reservation unless an earlier start is free), so a job that ends
-// before its estimate lets the others move up and none moves back.
-func (Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+// before its estimate lets the others move up and none moves back. The
+// jobs after the first MaxJobTest are deferred (Dispatcher.Defer).
+func (p Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
+	tested := 0
 	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
+		if p.MaxJobTest > 0 && tested == p.MaxJobTest {
+			d.Defer(job)
+			continue
+		}
+		tested++
 		if d.Unchanged(job) {
 			// Nothing was released early since the last cycle: its
 			// reservation, still in place, cannot move earlier.
