@@ -110,6 +110,16 @@ type SkipsUnchanged interface {
 	SkipsUnchanged()
 }
 
+// TestsFirst is an optional Policy capability: Dispatch plans only the
+// first MaxJobTest jobs it is given, and defers every later one
+// (Dispatcher.Defer) whatever the cluster's state; 0: it plans every job.
+// The scheduler relies on it to leave the deferred jobs out of the cycles
+// while they stay beyond that depth: a cycle costs the jobs within it and
+// the newcomers, not the queue (issue 15).
+type TestsFirst interface {
+	MaxJobTest() int
+}
+
 // StartOrReserve is the step of the policies that plan every job
 // (conservative backfilling, Slurm's backfill): job starts when its
 // earliest start (Dispatcher.Earliest) is now; else it keeps that

@@ -52,10 +52,10 @@ func NewInTreeRegistry() framework.Registry {
 	must(r.Register(firstfit.Name, func(framework.Handle) (framework.Plugin, error) { return firstfit.Plugin{}, nil }))
 	must(r.Register(easy.Name, func(framework.Handle) (framework.Plugin, error) { return easy.Plugin{}, nil }))
 	must(r.Register(conservative.Name, func(h framework.Handle) (framework.Plugin, error) {
-		return conservative.Plugin{MaxJobTest: maxJobTest(h)}, nil
+		return conservative.Plugin{Depth: maxJobTest(h)}, nil
 	}))
 	must(r.Register(backfill.Name, func(h framework.Handle) (framework.Plugin, error) {
-		return backfill.Plugin{MaxJobTest: maxJobTest(h)}, nil
+		return backfill.Plugin{Depth: maxJobTest(h)}, nil
 	}))
 	must(r.Register(array.Name, func(framework.Handle) (framework.Plugin, error) { return array.New(), nil }))
 	must(r.Register(dependency.Name, func(h framework.Handle) (framework.Plugin, error) {

@@ -182,7 +182,7 @@ func (s *Scheduler) recordBehind() {
 // changed otherwise than by a cycle (a job cancelled, requeued or put
 // back), so the next cycle considers every job.
 func (s *Scheduler) forgetStanding() {
-	s.behind.head, s.quiet.valid, s.skippedFrom = nil, false, 0
+	s.behind.head, s.quiet.valid, s.deferred.ok, s.skippedFrom = nil, false, false, 0
 }
 
 // canSkip reports whether a cycle may leave out jobs whose decisions
@@ -203,8 +203,9 @@ func tally(counts *[]ReasonCount, jobs []*framework.Job, n int) {
 // Standing returns the pending jobs the last cycle did not consider
 // because their decisions stand, counted by main reason: the jobs held
 // behind a blocked head under a framework.HoldsBehindHead policy (strict
-// FCFS), and, in a cycle in which nothing was released, the jobs a
-// framework.SkipsUnchanged policy would skip. Each keeps the reasons of
+// FCFS), the jobs deferred beyond a framework.TestsFirst policy's depth
+// (max_job_test), and, in a cycle in which nothing was released, the jobs
+// a framework.SkipsUnchanged policy would skip. Each keeps the reasons of
 // the cycle that decided it. It is empty after a cycle that considered
 // every pending job. The slice is the scheduler's, valid until the next
 // cycle.

@@ -63,8 +63,10 @@ type Scheduler struct {
 	// killed run is not gone yet: without either, a cycle asks no gate.
 	gated, requeuing int
 	keeps            []bool // per queue: its policy keeps reservations
+	depth            []int  // per queue: how many jobs its policy plans (framework.TestsFirst; 0: all)
 	holdsBehind      []bool // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
 	behind           behindHead
+	deferred         deferredTail // depth.go
 	quiet            quietRecord
 	// standing: Standing; skippedFrom: the first of the cycles since the
 	// last one that considered every pending job (0: the last one did),
@@ -252,6 +254,11 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 		s.policies = append(s.policies, policy)
 		_, keeps := policy.(framework.KeepsReservations)
 		s.keeps = append(s.keeps, keeps)
+		depth := 0
+		if tf, ok := policy.(framework.TestsFirst); ok {
+			depth = max(tf.MaxJobTest(), 0)
+		}
+		s.depth = append(s.depth, depth)
 		_, holds := policy.(framework.HoldsBehindHead)
 		s.holdsBehind = append(s.holdsBehind, holds)
 		_, skips := policy.(framework.SkipsUnchanged)
@@ -405,11 +412,15 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	s.resume(now)
 	// front: the jobs up to the head the last cycle blocked at, when the
 	// jobs behind it are left out until the head moves (behind.go);
-	// quiet: nothing was released, and only the jobs whose decisions may
-	// change are considered (quiet.go).
+	// depth: the jobs a policy plans, when those it deferred beyond are
+	// left out (depth.go); quiet: nothing was released, and only the jobs
+	// whose decisions may change are considered (quiet.go).
 	s.standing = s.standing[:0]
-	front := s.skipFrom()
-	quiet := front < 0 && s.quietCycle()
+	front, depth := s.skipFrom(), -1
+	if front < 0 {
+		depth = s.depthFrom()
+	}
+	quiet := front < 0 && depth < 0 && s.quietCycle()
 	if !quiet {
 		s.settlePending()
 	}
@@ -422,9 +433,12 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		return s.cycleQuiet(ctx, now, newFrom)
 	}
 	c := s.Cluster
-	if front >= 0 {
+	switch {
+	case front >= 0:
 		s.order = append(s.order[:0], s.pending[:front]...)
-	} else {
+	case depth >= 0:
+		s.order = append(append(s.order[:0], s.pending[:depth]...), s.pending[newFrom:]...)
+	default:
 		s.order = append(s.order[:0], s.pending...)
 	}
 	if len(c.Queues) > 1 {
@@ -449,6 +463,10 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	}
 	complete := false
 	defer func() {
+		if depth >= 0 {
+			s.endDepth(depth, newFrom, complete)
+			return
+		}
 		s.compactPending()
 		if !complete {
 			s.forgetStanding()
@@ -456,6 +474,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		}
 		s.recordBehind()
 		s.recordAll()
+		s.recordDepth()
 		s.skippedFrom = 0
 	}()
 	s.cycles++

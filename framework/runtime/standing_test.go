@@ -24,7 +24,9 @@ import (
 // as one class or not, and a queue of another policy ahead. Half the
 // time the queue plans only its first few jobs (max_job_test): then no
 // more of its jobs hold reservations, and the running jobs and every
-// reservation still fit together at every future second.
+// reservation still fit together at every future second. The pending jobs
+// counted by reason (those a cycle considered, set aside or left out as
+// standing) are the oracle's.
 func TestPropertyStandsConservative(t *testing.T) {
 	checkRounds(t, propertyRounds/2, func(t *rapid.T) {
 		maxJobTest := rapid.SampledFrom([]int{0, 0, 0, 1, 2, 3, 5}).Draw(t, "max_job_test")
@@ -88,7 +90,8 @@ func TestPropertyStandsConservative(t *testing.T) {
 			op := rapid.IntRange(0, 15).Draw(t, "op")
 			pick := rapid.IntRange(0, len(spec.Jobs)-1).Draw(t, "job")
 			host := cluster.HostID(rapid.IntRange(0, nhosts-1).Draw(t, "host"))
-			for _, s := range ss {
+			var tally [2][256]int
+			for k, s := range ss {
 				for _, j := range s.Jobs {
 					if j.State == framework.Running && j.Start+j.Spec.Runtime <= now {
 						s.Finish(j, now)
@@ -111,9 +114,26 @@ func TestPropertyStandsConservative(t *testing.T) {
 				case op == 3 && j.State == framework.Running:
 					s.FinishWith(j, now, 9, true) // killed: an early end
 				}
-				if _, err := s.Cycle(context.Background(), now); err != nil {
+				considered, err := s.Cycle(context.Background(), now)
+				if err != nil {
 					t.Fatal(err)
 				}
+				// The pending jobs by reason: those the cycle considered,
+				// those set aside and those left out (Standing).
+				for _, j := range considered {
+					if j.State == framework.Pending {
+						tally[k][j.Reasons.Main]++
+					}
+				}
+				for _, b := range s.AsideByReason() {
+					tally[k][b.Reason] += b.Jobs
+				}
+				for _, b := range s.Standing() {
+					tally[k][b.Reason] += b.Jobs
+				}
+			}
+			if tally[0] != tally[1] {
+				t.Fatalf("at %d the pending jobs by reason differ from the oracle's: %v vs %v", now, tally[0], tally[1])
 			}
 			if err := bruteCheck(ss[0].Cluster, ss[0], now); err != nil && !classes {
 				// (bruteCheck counts a class's memory as one member's.)

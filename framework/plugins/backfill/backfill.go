@@ -15,11 +15,18 @@ import "github.com/xce-sched/xce/framework"
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "backfill"
 
-// Plugin is the Slurm backfill policy. MaxJobTest bounds how many jobs a
-// cycle plans: bf_max_job_test (cluster.Queue.MaxJobTest; 0: every job).
-type Plugin struct{ MaxJobTest int }
+// Plugin is the Slurm backfill policy. Depth bounds how many jobs a cycle
+// plans: bf_max_job_test, the queue's MaxJobTest (cluster.Queue; 0: every
+// job).
+type Plugin struct{ Depth int }
 
-var _ framework.Policy = Plugin{}
+var (
+	_ framework.Policy     = Plugin{}
+	_ framework.TestsFirst = Plugin{}
+)
+
+// MaxJobTest implements framework.TestsFirst.
+func (p Plugin) MaxJobTest() int { return p.Depth }
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
@@ -30,12 +37,12 @@ func (Plugin) Name() string { return Name }
 // reservation found (Priority when it would fit now but for the
 // reservations, else its own reason). A job that can never run pends
 // with its own reason and holds nobody back. The jobs after the first
-// MaxJobTest are deferred (Dispatcher.Defer), as Slurm's backfill tests
+// Depth are deferred (Dispatcher.Defer), as Slurm's backfill tests
 // no more than bf_max_job_test jobs.
 func (p Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
 	tested := 0
 	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
-		if p.MaxJobTest > 0 && tested == p.MaxJobTest {
+		if p.Depth > 0 && tested == p.Depth {
 			d.Defer(job)
 			continue
 		}

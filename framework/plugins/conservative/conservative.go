@@ -13,17 +13,21 @@ import "github.com/xce-sched/xce/framework"
 // Name is the plugin's registry name (and the scenario's policy name).
 const Name = "conservative"
 
-// Plugin is the conservative backfilling policy. MaxJobTest bounds how
-// many jobs a cycle plans (cluster.Queue.MaxJobTest; 0: every job).
-type Plugin struct{ MaxJobTest int }
+// Plugin is the conservative backfilling policy. Depth bounds how many
+// jobs a cycle plans: the queue's MaxJobTest (cluster.Queue; 0: every job).
+type Plugin struct{ Depth int }
 
 var (
 	_ framework.Policy            = Plugin{}
 	_ framework.KeepsReservations = Plugin{}
+	_ framework.TestsFirst        = Plugin{}
 )
 
 // KeepsReservations implements framework.KeepsReservations.
 func (Plugin) KeepsReservations() {}
+
+// MaxJobTest implements framework.TestsFirst.
+func (p Plugin) MaxJobTest() int { return p.Depth }
 
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
@@ -32,11 +36,11 @@ func (Plugin) Name() string { return Name }
 // each is re-planned with every other reservation in place (Earliest keeps
 // a held reservation unless an earlier start is free), so a job that ends
 // before its estimate lets the others move up and none moves back. The
-// jobs after the first MaxJobTest are deferred (Dispatcher.Defer).
+// jobs after the first Depth are deferred (Dispatcher.Defer).
 func (p Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
 	tested := 0
 	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
-		if p.MaxJobTest > 0 && tested == p.MaxJobTest {
+		if p.Depth > 0 && tested == p.Depth {
 			d.Defer(job)
 			continue
 		}
