@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -320,7 +321,8 @@ func (d *dispatcher) Block(job *framework.Job) error {
 // running job or of a reservation): the earliest feasible start is one of
 // them. At each candidate t the job is planned on the projection of the
 // window [t, t + estimate), after a cheap check that enough slots are free
-// throughout it.
+// throughout it; the candidates before the first that passes it are
+// found from the projection's free slots (firstFit) and passed over.
 //
 // A job holding a kept reservation is compressed: only candidates before
 // its reserved start are tried; if none fits, it keeps the reservation as
@@ -334,15 +336,18 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 		d.stood = job
 		return *job.Reserved, true
 	}
+	from, free := d.firstFit(job)
 	prev, held := d.unreserve(job)
 	if job.Req == nil || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
 		return framework.Reservation{}, false // no time will ever do (cached checks)
 	}
 	d.setup()
 	est, need := estimate(job), minTasks(job)
-	d.times = d.proj.candidates(d.now, d.times)
 	sc := &d.scan
 	sc.reset(&d.proj)
+	if free >= 0 {
+		sc.seek(from, free)
+	}
 	// A future reservation that was in the projection fits as it is, with
 	// the others, unless this cycle placed a job over the reservations:
 	// every reservation was planned, moved or checked with all the others
@@ -350,7 +355,18 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	// checked all the same before the job starts on it.)
 	trusted := held && prev.Start > d.now && !d.unguarded
 	kept := false
-	for _, t := range d.times {
+	// The candidates from the first that matters: the first at or after
+	// from, or after the reservation's start (where it is kept), whichever
+	// comes first.
+	lo := from
+	if prev != nil {
+		lo = min(lo, prev.Start)
+	}
+	t, i, ok := d.now, 0, true
+	if ev := d.proj.events; lo > d.now {
+		t, i, ok = d.proj.releaseAfter(sort.Search(len(ev), func(k int) bool { return ev[k].at >= lo }), lo-1)
+	}
+	for ; ok; t, i, ok = d.proj.releaseAfter(i, t) {
 		if prev != nil && !kept && t >= prev.Start {
 			kept = true
 			if trusted {
@@ -360,7 +376,7 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 				return r, true
 			}
 		}
-		if sc.least(t, satAdd(t, est)) < need {
+		if t < from || sc.least(t, satAdd(t, est)) < need {
 			continue
 		}
 		if r, ok := d.planAt(job, t, est, 0); ok {
@@ -371,6 +387,30 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 		return d.keep(job, prev, est)
 	}
 	return framework.Reservation{}, false
+}
+
+// firstFit returns the earliest time before which no candidate start of
+// job passes Earliest's check of free slots, read from the projection's
+// total free slots with the job's reservation still in it (gaps.earliest:
+// over [now, s) it holds nothing, s its start), and the slots free then;
+// free is -1 when from is now or no time passes (then from is never, or
+// the reservation's start).
+func (d *dispatcher) firstFit(job *framework.Job) (from int64, free int) {
+	if !d.ready || d.s.considerAll || job.Req == nil {
+		return d.now, -1
+	}
+	s := int64(never)
+	if r := job.Reserved; r != nil && d.proj.holds(r.Start, r.Alloc) {
+		if r.Start <= d.now {
+			return d.now, -1 // it holds its slots now: the totals say nothing
+		}
+		s = r.Start
+	}
+	t, f, ok := d.proj.gapsFrom(d.now).earliest(s, estimate(job), minTasks(job))
+	if !ok || t == d.now {
+		return t, -1
+	}
+	return t, f
 }
 
 // keep returns job's previous reservation prev, on the same hosts, from
@@ -424,10 +464,11 @@ func (d *dispatcher) startsNow(job *framework.Job) (framework.Reservation, bool)
 	return r, ok
 }
 
-// planAt plans job on the projection of [t, t + est).
+// planAt plans job on the projection of [t, t + est), after checking that
+// need slots are free throughout it in all (need 0: the caller did).
 func (d *dispatcher) planAt(job *framework.Job, t, est int64, need int) (framework.Reservation, bool) {
 	end := satAdd(t, est)
-	if d.proj.minFreeSlots(t, end) < need {
+	if need > 0 && d.proj.minFreeSlots(t, end) < need {
 		return framework.Reservation{}, false
 	}
 	d.proj.window(d.win, d.tmp, t, end)

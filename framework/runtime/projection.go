@@ -281,13 +281,25 @@ type slotScan struct {
 	run  int   // total free slots after events[:j]
 	dq   []int // dq[head:]: indices k in [i, j), totals after events[:k+1] increasing
 	head int
-	tot  []int // tot[k]: total free slots after events[:k+1]
+	tot  []int // tot[k-base]: total free slots after events[:k+1]
+	base int
 }
 
 func (sc *slotScan) reset(p *projection) {
-	sc.p, sc.i, sc.j = p, 0, 0
+	sc.p, sc.i, sc.j, sc.base = p, 0, 0, 0
 	sc.free = p.live.TotalFreeSlots()
 	sc.run = sc.free
+	sc.dq, sc.tot, sc.head = sc.dq[:0], sc.tot[:0], 0
+}
+
+// seek starts the scan at time t, at which free slots are free in all (as
+// a sweep from the start would find them): the events up to t are not
+// read.
+func (sc *slotScan) seek(t int64, free int) {
+	ev := sc.p.events
+	sc.i = sort.Search(len(ev), func(k int) bool { return ev[k].at > t })
+	sc.j, sc.base = sc.i, sc.i
+	sc.free, sc.run = free, free
 	sc.dq, sc.tot, sc.head = sc.dq[:0], sc.tot[:0], 0
 }
 
@@ -304,7 +316,7 @@ func (sc *slotScan) least(t, end int64) int {
 	for ; sc.j < len(ev) && ev[sc.j].at < end; sc.j++ {
 		sc.run += ev[sc.j].delta()
 		sc.tot = append(sc.tot, sc.run)
-		for len(sc.dq) > sc.head && sc.tot[sc.dq[len(sc.dq)-1]] >= sc.run {
+		for len(sc.dq) > sc.head && sc.tot[sc.dq[len(sc.dq)-1]-sc.base] >= sc.run {
 			sc.dq = sc.dq[:len(sc.dq)-1]
 		}
 		sc.dq = append(sc.dq, sc.j)
@@ -314,7 +326,7 @@ func (sc *slotScan) least(t, end int64) int {
 	}
 	least := sc.free
 	if sc.head < len(sc.dq) {
-		least = min(least, sc.tot[sc.dq[sc.head]])
+		least = min(least, sc.tot[sc.dq[sc.head]-sc.base])
 	}
 	return least
 }
@@ -326,16 +338,18 @@ func (e *event) delta() int {
 	return -e.slots
 }
 
-// candidates returns now and every later time at which resources grow:
-// the only times at which a job's earliest start can fall.
-func (p *projection) candidates(now int64, buf []int64) []int64 {
-	ts := append(buf[:0], now)
-	for i := range p.events {
-		if e := &p.events[i]; e.release && e.at > now {
-			ts = append(ts, e.at)
+// releaseAfter returns the first time after after at which resources grow
+// (a release among events[i:]) and the index of the event just after it;
+// ok is false when there is none. With now, the times it returns one
+// after the other are the only ones at which a job's earliest start can
+// fall.
+func (p *projection) releaseAfter(i int, after int64) (t int64, next int, ok bool) {
+	for ; i < len(p.events); i++ {
+		if e := &p.events[i]; e.release && e.at > after {
+			return e.at, i + 1, true
 		}
 	}
-	return slices.Compact(ts) // events are sorted
+	return 0, i, false
 }
 
 // expectedEnd is a running job's start plus its estimate, or just after

@@ -175,3 +175,25 @@ func (g *gaps) stretch(run *slotRun, n int, s int64) int64 {
 	}
 	return best
 }
+
+// earliest returns the earliest time t in [now, s) with at least n slots
+// free throughout [t, min(t+e, s)), the slots free at t, and true; or s
+// and false when there is none (canMove false). s may be never: then the
+// stretch must be e long. Earliest tries no time before it: each fails
+// its check of the free slots.
+func (g *gaps) earliest(s, e int64, n int) (t int64, free int, ok bool) {
+	from := -1 // the stretch under way began at segment from (-1: none)
+	for k := 0; k < len(g.at) && g.at[k] < s; k++ {
+		if g.free[k] < n {
+			from = -1
+			continue
+		}
+		if from < 0 {
+			from = k
+		}
+		if end := g.end(k); end >= s || end-g.at[from] >= e {
+			return g.at[from], g.free[from], true
+		}
+	}
+	return s, 0, false
+}

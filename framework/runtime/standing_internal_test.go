@@ -12,7 +12,8 @@ import (
 // TestPropertyCanMove checks gaps.canMove against its definition, point
 // by point: some whole second t in [now, s) has at least n slots free at
 // every second of [t, min(t+e, s)), the free slots at a second being the
-// live ones plus every event's change up to it.
+// live ones plus every event's change up to it; and gaps.earliest finds
+// the first such second.
 func TestPropertyCanMove(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		live := rapid.IntRange(0, 4).Draw(t, "live")
@@ -61,8 +62,23 @@ func TestPropertyCanMove(t *testing.T) {
 					}
 					want = ok
 				}
-				if got := p.gapsFrom(now).canMove(s, e, n); got != want {
+				g := p.gapsFrom(now)
+				if got := g.canMove(s, e, n); got != want {
 					t.Fatalf("now %d s %d e %d n %d: canMove %v, want %v", now, s, e, n, got, want)
+				}
+				// earliest: the first such second, else s.
+				first := s
+				for start := now; start < s && first == s; start++ {
+					ok := true
+					for tau := start; tau < min(start+e, s); tau++ {
+						ok = ok && free(tau) >= n
+					}
+					if ok {
+						first = start
+					}
+				}
+				if got, f, ok := g.earliest(s, e, n); got != first || ok != want || ok && f != free(got) {
+					t.Fatalf("now %d s %d e %d n %d: earliest %d (%d free) %v, want %d (%d free) %v", now, s, e, n, got, f, ok, first, free(first), want)
 				}
 			}
 		}
