@@ -35,7 +35,7 @@ type dispatcher struct {
 	win      *cluster.State // the window being planned in
 	tmp      *cluster.State // scratch for windows
 	planner  *Runner        // runs over win
-	times    []int64        // scratch: candidate times
+	merge    mergeScratch   // projection.reserveAll's
 	scan     slotScan       // scratch: window slot minima
 	busy     []busyOrder    // per queue (busyFirst)
 	due      []runningEnd   // setup's scratch
@@ -330,6 +330,9 @@ func (d *dispatcher) Block(job *framework.Job) error {
 // every other reservation in place, and only otherwise (an overrun took
 // what it relied on) is the search carried on past it.
 func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) {
+	if job.Reserved != nil {
+		d.setup() // its reservation is in the projection, or deferred to it
+	}
 	if d.stands(job) {
 		// No time before its start can do: it stays in the projection as
 		// it is, and Reserve re-records it there.
@@ -387,30 +390,6 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 		return d.keep(job, prev, est)
 	}
 	return framework.Reservation{}, false
-}
-
-// firstFit returns the earliest time before which no candidate start of
-// job passes Earliest's check of free slots, read from the projection's
-// total free slots with the job's reservation still in it (gaps.earliest:
-// over [now, s) it holds nothing, s its start), and the slots free then;
-// free is -1 when from is now or no time passes (then from is never, or
-// the reservation's start).
-func (d *dispatcher) firstFit(job *framework.Job) (from int64, free int) {
-	if !d.ready || d.s.considerAll || job.Req == nil {
-		return d.now, -1
-	}
-	s := int64(never)
-	if r := job.Reserved; r != nil && d.proj.holds(r.Start, r.Alloc) {
-		if r.Start <= d.now {
-			return d.now, -1 // it holds its slots now: the totals say nothing
-		}
-		s = r.Start
-	}
-	t, f, ok := d.proj.gapsFrom(d.now).earliest(s, estimate(job), minTasks(job))
-	if !ok || t == d.now {
-		return t, -1
-	}
-	return t, f
 }
 
 // keep returns job's previous reservation prev, on the same hosts, from

@@ -53,9 +53,7 @@ func (d *dispatcher) setup() {
 		p.events = append(p.events, event{at: e.at, release: true, alloc: p.intern(e.alloc), slots: e.slots})
 	}
 	clear(d.due)
-	for _, r := range d.deferred {
-		p.reserve(r.Start, r.End, r.Alloc)
-	}
+	p.reserveAll(d.deferred, &d.merge)
 	clear(d.deferred)
 	d.deferred = d.deferred[:0]
 	d.forgetBusy()
@@ -69,31 +67,48 @@ func (d *dispatcher) setup() {
 // reservations before it; one that does not fit, or whose start passed
 // without its job starting, is left out, and its job is re-planned in its
 // turn (it may then move later: only a reservation that overlaps an
-// overrun, or what a queue of higher priority took, can fail).
+// overrun, or what a queue of higher priority took, can fail). When none
+// can fail they join the projection in one merge, or, before it is
+// built, with the reservations deferred to setup: a cycle that plans
+// nothing builds no projection.
 func (d *dispatcher) holdSegment(seg []*framework.Job) {
 	if !slices.ContainsFunc(seg, func(j *framework.Job) bool { return j.Reserved != nil }) {
 		return
 	}
+	if !d.verify && !d.changed {
+		// Each fits as it is: they join the projection as it is built
+		// (setup), or at once, in one merge, when it is.
+		from := len(d.deferred)
+		for _, j := range seg {
+			if j.Reserved != nil {
+				d.deferred = append(d.deferred, *j.Reserved)
+			}
+		}
+		if d.ready {
+			d.proj.reserveAll(d.deferred[from:], &d.merge)
+			clear(d.deferred[from:])
+			d.deferred = d.deferred[:from]
+		}
+		d.unguarded = false
+		return
+	}
 	d.setup()
-	check := d.verify || d.changed
 	for _, j := range seg {
 		r := j.Reserved
 		if r == nil {
 			continue
 		}
-		if check {
-			if r.Start < d.now {
-				// Its start passed without a cycle: what it waited for
-				// overran. Re-planned in its turn (Earliest tries its
-				// hosts from now first), it must not push others back.
-				j.Unchanged = false
-				continue
-			}
-			d.proj.window(d.win, d.tmp, r.Start, r.End)
-			if !d.hostsOpen(r.Alloc) || d.win.FitsLimits(r.Alloc) != nil {
-				j.Unchanged = false
-				continue
-			}
+		if r.Start < d.now {
+			// Its start passed without a cycle: what it waited for
+			// overran. Re-planned in its turn (Earliest tries its hosts
+			// from now first), it must not push others back.
+			j.Unchanged = false
+			continue
+		}
+		d.proj.window(d.win, d.tmp, r.Start, r.End)
+		if !d.hostsOpen(r.Alloc) || d.win.FitsLimits(r.Alloc) != nil {
+			j.Unchanged = false
+			continue
 		}
 		d.proj.reserve(r.Start, r.End, r.Alloc)
 	}

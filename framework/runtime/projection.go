@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -122,6 +123,65 @@ func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
 	if end < never {
 		p.add(event{at: end, release: true, res: true, resEnd: end, alloc: a, slots: n})
 	}
+}
+
+// reserveAll adds the reservations rs as reserve would one after the
+// other, in one merge: the events of each in time order (releases first),
+// after the events already there that they tie with and in the order of
+// rs among themselves. m is scratch.
+func (p *projection) reserveAll(rs []framework.Reservation, m *mergeScratch) {
+	if len(rs) < 8 {
+		for _, r := range rs {
+			p.reserve(r.Start, r.End, r.Alloc)
+		}
+		return
+	}
+	n := len(p.events)
+	for _, r := range rs {
+		a, k := p.intern(r.Alloc), r.Alloc.Slots()
+		p.starts++
+		p.events = append(p.events, event{at: r.Start, start: true, res: true, resEnd: r.End, alloc: a, slots: k})
+		if r.End < never {
+			p.events = append(p.events, event{at: r.End, release: true, res: true, resEnd: r.End, alloc: a, slots: k})
+		}
+	}
+	m.events = append(m.events[:0], p.events...)
+	old, added := m.events[:n], m.events[n:]
+	m.idx = m.idx[:0]
+	for i := range added {
+		m.idx = append(m.idx, int32(i))
+	}
+	slices.SortFunc(m.idx, func(a, b int32) int {
+		return cmp.Or(eventOrder(&added[a], &added[b]), cmp.Compare(a, b))
+	})
+	// Merge: an old event goes first unless a new one sorts strictly
+	// before it.
+	w, i := 0, 0
+	for _, k := range m.idx {
+		e := &added[k]
+		for i < len(old) && eventOrder(&old[i], e) <= 0 {
+			p.events[w] = old[i]
+			i, w = i+1, w+1
+		}
+		p.events[w] = *e
+		w++
+	}
+	copy(p.events[w:], old[i:])
+	p.ver++
+}
+
+// mergeScratch is reserveAll's scratch.
+type mergeScratch struct {
+	events []event
+	idx    []int32
+}
+
+// eventOrder orders events as add places them: by time, releases first.
+func eventOrder(a, b *event) int {
+	if a.at != b.at {
+		return cmp.Compare(a.at, b.at)
+	}
+	return cmp.Compare(boolInt(!a.release), boolInt(!b.release))
 }
 
 // unreserve removes the reservation that reserve(start, end, alloc) added

@@ -45,6 +45,30 @@ func (d *dispatcher) stands(job *framework.Job) bool {
 	return !d.proj.gapsFrom(d.now).canMove(r.Start, estimate(job), minTasks(job))
 }
 
+// firstFit returns the earliest time before which no candidate start of
+// job passes Earliest's check of free slots, read from the projection's
+// total free slots with the job's reservation still in it (gaps.earliest:
+// over [now, s) it holds nothing, s its start), and the slots free then;
+// free is -1 when from is now or no time passes (then from is never, or
+// the reservation's start).
+func (d *dispatcher) firstFit(job *framework.Job) (from int64, free int) {
+	if !d.ready || d.s.considerAll || job.Req == nil {
+		return d.now, -1
+	}
+	s := int64(never)
+	if r := job.Reserved; r != nil && d.proj.holds(r.Start, r.Alloc) {
+		if r.Start <= d.now {
+			return d.now, -1 // it holds its slots now: the totals say nothing
+		}
+		s = r.Start
+	}
+	t, f, ok := d.proj.gapsFrom(d.now).earliest(s, estimate(job), minTasks(job))
+	if !ok || t == d.now {
+		return t, -1
+	}
+	return t, f
+}
+
 // holds reports whether the projection has the start of a reservation
 // holding alloc (the same pointer) at time start.
 func (p *projection) holds(start int64, alloc *cluster.JobAlloc) bool {

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
 )
 
 // TestPropertyCanMove checks gaps.canMove against its definition, point
@@ -81,6 +82,50 @@ func TestPropertyCanMove(t *testing.T) {
 					t.Fatalf("now %d s %d e %d n %d: earliest %d (%d free) %v, want %d (%d free) %v", now, s, e, n, got, f, ok, first, free(first), want)
 				}
 			}
+		}
+	})
+}
+
+// TestPropertyReserveAll: reserveAll leaves the projection exactly as
+// reserve called for each reservation in turn would: the same events in
+// the same order (ties included), the same reservation count.
+func TestPropertyReserveAll(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := &cluster.Cluster{Hosts: []cluster.Host{{Name: "h", Slots: 4}}, Queues: []cluster.Queue{{Name: "q"}}}
+		if err := c.Init(); err != nil {
+			t.Fatal(err)
+		}
+		st := cluster.NewState(c)
+		var ps [2]projection
+		for i := range ps {
+			ps[i].reset(st)
+		}
+		allocs := make([]*cluster.JobAlloc, 4)
+		for i := range allocs {
+			allocs[i] = &cluster.JobAlloc{Hosts: []cluster.HostAlloc{{Host: 0, Slots: i + 1}}}
+		}
+		for range rapid.IntRange(0, 6).Draw(t, "running") {
+			at, a := rapid.Int64Range(0, 20).Draw(t, "end"), allocs[rapid.IntRange(0, 3).Draw(t, "alloc")]
+			for i := range ps {
+				ps[i].ending(at, a)
+			}
+		}
+		var rs []framework.Reservation
+		for range rapid.IntRange(0, 30).Draw(t, "reservations") {
+			start := rapid.Int64Range(0, 20).Draw(t, "start")
+			end := start + rapid.Int64Range(1, 10).Draw(t, "length")
+			if rapid.IntRange(0, 5).Draw(t, "endless") == 0 {
+				end = never
+			}
+			rs = append(rs, framework.Reservation{Start: start, End: end, Alloc: allocs[rapid.IntRange(0, 3).Draw(t, "alloc")]})
+		}
+		for _, r := range rs {
+			ps[0].reserve(r.Start, r.End, r.Alloc)
+		}
+		var m mergeScratch
+		ps[1].reserveAll(rs, &m)
+		if !slices.Equal(ps[0].events, ps[1].events) || ps[0].starts != ps[1].starts {
+			t.Fatalf("reserveAll:\n%v\none by one:\n%v", ps[1].events, ps[0].events)
 		}
 	})
 }
