@@ -147,18 +147,24 @@ func (p *projection) reserveAll(rs []framework.Reservation, m *mergeScratch) {
 	}
 	m.events = append(m.events[:0], p.events...)
 	old, added := m.events[:n], m.events[n:]
-	m.idx = m.idx[:0]
+	m.keys = m.keys[:0]
 	for i := range added {
-		m.idx = append(m.idx, int32(i))
+		m.keys = append(m.keys, mergeKey{added[i].at, int32(i), !added[i].release})
 	}
-	slices.SortFunc(m.idx, func(a, b int32) int {
-		return cmp.Or(eventOrder(&added[a], &added[b]), cmp.Compare(a, b))
+	slices.SortFunc(m.keys, func(a, b mergeKey) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		if a.take != b.take {
+			return boolInt(a.take) - boolInt(b.take)
+		}
+		return cmp.Compare(a.seq, b.seq)
 	})
 	// Merge: an old event goes first unless a new one sorts strictly
 	// before it.
 	w, i := 0, 0
-	for _, k := range m.idx {
-		e := &added[k]
+	for _, k := range m.keys {
+		e := &added[k.seq]
 		for i < len(old) && eventOrder(&old[i], e) <= 0 {
 			p.events[w] = old[i]
 			i, w = i+1, w+1
@@ -170,10 +176,17 @@ func (p *projection) reserveAll(rs []framework.Reservation, m *mergeScratch) {
 	p.ver++
 }
 
-// mergeScratch is reserveAll's scratch.
+// mergeScratch is reserveAll's scratch: the events, and the sort keys of
+// those added (time, take after release, order added).
 type mergeScratch struct {
 	events []event
-	idx    []int32
+	keys   []mergeKey
+}
+
+type mergeKey struct {
+	at   int64
+	seq  int32
+	take bool
 }
 
 // eventOrder orders events as add places them: by time, releases first.
