@@ -147,24 +147,12 @@ func (p *projection) reserveAll(rs []framework.Reservation, m *mergeScratch) {
 	}
 	m.events = append(m.events[:0], p.events...)
 	old, added := m.events[:n], m.events[n:]
-	m.keys = m.keys[:0]
-	for i := range added {
-		m.keys = append(m.keys, mergeKey{added[i].at, int32(i), !added[i].release})
-	}
-	slices.SortFunc(m.keys, func(a, b mergeKey) int {
-		if a.at != b.at {
-			return cmp.Compare(a.at, b.at)
-		}
-		if a.take != b.take {
-			return boolInt(a.take) - boolInt(b.take)
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	m.sortKeys(added)
 	// Merge: an old event goes first unless a new one sorts strictly
 	// before it.
 	w, i := 0, 0
-	for _, k := range m.keys {
-		e := &added[k.seq]
+	for _, seq := range m.order {
+		e := &added[seq]
 		for i < len(old) && eventOrder(&old[i], e) <= 0 {
 			p.events[w] = old[i]
 			i, w = i+1, w+1
@@ -176,17 +164,40 @@ func (p *projection) reserveAll(rs []framework.Reservation, m *mergeScratch) {
 	p.ver++
 }
 
-// mergeScratch is reserveAll's scratch: the events, and the sort keys of
-// those added (time, take after release, order added).
+// mergeScratch is reserveAll's scratch: the events, and the order of
+// those added (sortKeys).
 type mergeScratch struct {
 	events []event
-	keys   []mergeKey
+	packed []int64
+	order  []int32
 }
 
-type mergeKey struct {
-	at   int64
-	seq  int32
-	take bool
+// sortKeys sets m.order to the positions in added of its events by time,
+// releases first, then position (a stable sort). With times under 2⁴⁰
+// (seconds: 34,000 years) and fewer than 2²² events, each key packs the
+// three into one integer, which sorts fastest.
+func (m *mergeScratch) sortKeys(added []event) {
+	const seqBits, maxAt = 22, 1 << 40
+	m.order = m.order[:0]
+	packable := len(added) < 1<<seqBits
+	for i := range added {
+		packable = packable && added[i].at >= 0 && added[i].at < maxAt
+	}
+	if !packable {
+		for i := range added {
+			m.order = append(m.order, int32(i))
+		}
+		slices.SortStableFunc(m.order, func(a, b int32) int { return eventOrder(&added[a], &added[b]) })
+		return
+	}
+	m.packed = m.packed[:0]
+	for i := range added {
+		m.packed = append(m.packed, added[i].at<<(seqBits+1)|int64(boolInt(!added[i].release))<<seqBits|int64(i))
+	}
+	slices.Sort(m.packed)
+	for _, k := range m.packed {
+		m.order = append(m.order, int32(k&(1<<seqBits-1)))
+	}
 }
 
 // eventOrder orders events as add places them: by time, releases first.
