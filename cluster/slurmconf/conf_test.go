@@ -145,10 +145,37 @@ func TestSettings(t *testing.T) {
 		{"PriorityFavorSmall=maybe", `s.conf:2: PriorityFavorSmall="maybe": want YES or NO`},
 		{"FairShareDampeningFactor=0", `s.conf:2: FairShareDampeningFactor="0": want an integer from 1 to 65535`},
 		{"FirstJobId=0", `s.conf:2: FirstJobId="0": want a positive integer`},
+		{"SchedulerParameters=bf_continue,bf_max_job_test=0", `s.conf:2: SchedulerParameters="bf_continue,bf_max_job_test=0": bf_max_job_test: want an integer from 1 to 1000000000, got "0"`},
+		{"SchedulerParameters=bf_max_job_test=many", `s.conf:2: SchedulerParameters="bf_max_job_test=many": bf_max_job_test: want an integer from 1 to 1000000000, got "many"`},
 	} {
 		_, err := parse(t, "NodeName=n1\n"+tc.text+"\n").Settings(func(string, int, string) {})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: error %v; want %s", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestMaxJobTest: sched/backfill plans bf_max_job_test jobs of each
+// queue, Slurm's default 500 when SchedulerParameters does not say;
+// sched/builtin plans none ahead (0: max_job_test is not written); the
+// other options are reported as not modelled.
+func TestMaxJobTest(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		want  int
+		notes string
+	}{
+		{"", 500, ""},
+		{"SchedulerType=sched/backfill\nSchedulerParameters=bf_continue,bf_max_job_test=120,bf_window=60", 120, "SchedulerParameters: bf_continue, bf_window: not modelled by xce; they may change Slurm's schedule"},
+		{"SchedulerType=sched/builtin\nSchedulerParameters=bf_max_job_test=120", 0, ""},
+	} {
+		var notes []string
+		s, err := parse(t, "NodeName=n1\nSelectTypeParameters=CR_Core_Memory\n"+tc.text+"\n").Settings(func(_ string, _ int, m string) { notes = append(notes, m) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.MaxJobTest != tc.want || strings.Join(notes, "|") != tc.notes {
+			t.Errorf("%q: max_job_test %d, notes %q; want %d, %q", tc.text, s.MaxJobTest, notes, tc.want, tc.notes)
 		}
 	}
 }

@@ -211,6 +211,9 @@ func (c *Config) writeQueues(b *strings.Builder, s Settings, hosts map[string]bo
 		if rl := runLimit(p); rl > 0 {
 			fmt.Fprintf(b, ", default_runlimit: %d", rl)
 		}
+		if s.MaxJobTest > 0 {
+			fmt.Fprintf(b, ", max_job_test: %d", s.MaxJobTest)
+		}
 		fmt.Fprintf(b, ", status: %s}", status)
 		if p.Line > 0 {
 			fmt.Fprintf(b, "  # %s:%d", c.File, p.Line)

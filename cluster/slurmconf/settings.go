@@ -23,14 +23,22 @@ type Settings struct {
 	FirstJobID int64
 	// ClusterName is ClusterName ("" when not given).
 	ClusterName string
+	// MaxJobTest is every queue's max_job_test: bf_max_job_test of
+	// SchedulerParameters under sched/backfill, Slurm's default 500 when
+	// not given (slurm.conf(5)); 0 under sched/builtin, which plans no
+	// job ahead.
+	MaxJobTest int
 }
+
+// slurmMaxJobTest is Slurm's default bf_max_job_test (slurm.conf(5)).
+const slurmMaxJobTest = 500
 
 // usedKeys are the cluster-wide keys Settings reads, in lower case.
 var usedKeys = []string{"schedulertype", "prioritytype", "priorityweightage", "priorityweightfairshare",
 	"priorityweightjobsize", "priorityweightpartition", "priorityweightqos", "prioritymaxage",
 	"prioritydecayhalflife", "prioritycalcperiod", "priorityfavorsmall", "priorityflags",
 	"fairsharedampeningfactor", "firstjobid", "clustername", "selecttype", "selecttypeparameters",
-	"grestypes", "enforcepartlimits", "priorityweightassoc", "priorityweighttres"}
+	"grestypes", "enforcepartlimits", "priorityweightassoc", "priorityweighttres", "schedulerparameters"}
 
 // daemonKeys are keys that configure Slurm's daemons, logging,
 // accounting storage, security and job launch: they do not change which
@@ -74,6 +82,31 @@ func (c *Config) Settings(reported func(file string, line int, msg string)) (Set
 			s.Policy = "fcfs"
 		default:
 			return s, bad(p, "want sched/backfill or sched/builtin")
+		}
+	}
+	if s.Policy == "backfill" {
+		s.MaxJobTest = slurmMaxJobTest
+	}
+	if p, ok := get("SchedulerParameters"); ok {
+		var other []string
+		for _, opt := range strings.Split(p.Val, ",") {
+			name, val, _ := strings.Cut(strings.TrimSpace(opt), "=")
+			switch name = strings.ToLower(name); name {
+			case "":
+			case "bf_max_job_test":
+				v, err := strconv.Atoi(val)
+				if err != nil || v < 1 || v > 1_000_000_000 {
+					return s, bad(p, "bf_max_job_test: want an integer from 1 to 1000000000, got %s", slurm.Quote(val))
+				}
+				if s.Policy == "backfill" {
+					s.MaxJobTest = v
+				}
+			default:
+				other = append(other, name)
+			}
+		}
+		if len(other) > 0 {
+			reported(c.File, p.Line, "SchedulerParameters: "+strings.Join(other, ", ")+": not modelled by xce; they may change Slurm's schedule")
 		}
 	}
 	if p, ok := get("PriorityType"); ok {

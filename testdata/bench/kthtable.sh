@@ -2,8 +2,10 @@
 # kthtable.sh NEW OLD: times the KTH replays of BENCHMARKS.md (issue 15)
 # with two xce binaries, A = NEW and B = OLD, by farm-bench pairs run in
 # turn (11 of each), and prints a line per replay: the medians of NEW and
-# OLD (wall seconds) and of NEW/OLD. Run from anywhere; the traces are
-# those of ../shared/traces beside the checkout.
+# OLD (wall seconds) and of NEW/OLD; the last lines compare NEW with
+# itself (KTH on 36 slots under conservative against KTH's own). Run
+# from anywhere; the traces are those of ../shared/traces beside the
+# checkout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=../shared/traces/KTH-SP2-1996-2.1-cln.filtered.swf
@@ -20,6 +22,20 @@ row() { # name, then the sim flags
 	echo "$name | $(echo "$out" | awk '/^A wall s/{print $5}') | $(echo "$out" | awk '/^B wall s/{print $5}') | $(echo "$out" | awk '/^A\/B wall/{print $4}')"
 }
 for p in fcfs firstfit easy conservative; do row "KTH, $p" --workload $T --policy $p; done
-for p in fcfs firstfit easy; do row "KTH (unfiltered), $p" --workload $T2 --policy $p; done
+for p in fcfs firstfit easy conservative; do row "KTH (unfiltered), $p" --workload $T2 --policy $p; done
 for p in fcfs firstfit easy; do row "KTH on 36 slots, $p" --workload $T2 --cluster $C36 --policy $p; done
 for p in firstfit conservative; do row "KTH with a per-user limit, $p" --workload $T --cluster $CU --policy $p; done
+# Conservative on 36 slots plans the first max_job_test jobs (docs/backfill.md):
+# NEW against NEW's KTH (unfiltered) conservative on 100 hosts, the ratio the
+# issue asks for (OLD has no max_job_test).
+vs() { # name, then the sim flags
+	local name=$1
+	shift
+	local out
+	out=$(farm-bench -n 11 --vs "$NEW sim --workload $T2 --policy conservative --json" -- "$NEW" sim "$@" --json 2>&1)
+	echo "$name | $(echo "$out" | awk '/^A wall s/{print $5}') | $(echo "$out" | awk '/^B wall s/{print $5}') | $(echo "$out" | awk '/^A\/B wall/{print $4}')"
+}
+for k in 50 100; do
+	vs "KTH on 36 slots, conservative, max_job_test $k (against KTH unfiltered, conservative)" \
+		--workload $T2 --cluster testdata/bench/kth-36-slots-depth$k.yaml --policy conservative
+done
