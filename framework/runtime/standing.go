@@ -32,8 +32,9 @@ import (
 // give back unchanged: it is in the projection, starts after now, this
 // cycle placed no job over the reservations (so the reservation still
 // fits with the others), and no time before its start has enough slots
-// free (canMove). The tests' oracle (considerAll) re-plans every job. The cached checks Earliest makes first (the job can
-// never run, or is stuck) must not hold either.
+// free (canMove). The cached checks Earliest makes first (the job can
+// never run, or is stuck) must not hold either. The tests' oracle
+// (considerAll) re-plans every job.
 func (d *dispatcher) stands(job *framework.Job) bool {
 	r := job.Reserved
 	if r == nil || d.s.considerAll || !d.ready || r.Start <= d.now || d.unguarded || job.Req == nil || !d.s.keeps[job.Spec.Queue] {
@@ -50,9 +51,11 @@ func (d *dispatcher) stands(job *framework.Job) bool {
 // total free slots with the job's reservation still in it (gaps.earliest:
 // over [now, s) it holds nothing, s its start), and the slots free then;
 // free is -1 when from is now or no time passes (then from is never, or
-// the reservation's start).
+// the reservation's start). Only a queue that keeps reservations asks:
+// its cycles plan many jobs on one projection, which the gaps serve; an
+// EASY head's single search reads fewer events without them.
 func (d *dispatcher) firstFit(job *framework.Job) (from int64, free int) {
-	if !d.ready || d.s.considerAll || job.Req == nil {
+	if !d.ready || d.s.considerAll || job.Req == nil || !d.s.keeps[job.Spec.Queue] {
 		return d.now, -1
 	}
 	s := int64(never)
