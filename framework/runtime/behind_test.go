@@ -129,49 +129,12 @@ func TestPropertyStanding(t *testing.T) {
 			host := cluster.HostID(rapid.IntRange(0, hosts-1).Draw(t, "host"))
 			var tally [2][256]int
 			for k, s := range ss {
-				for _, j := range s.Jobs {
-					if j.State == framework.Running && j.Start+j.Spec.Runtime <= now {
-						s.Finish(j, now)
-					}
-				}
-				j := s.Jobs[pick]
-				switch {
-				case op == 0 && j.State == framework.Pending && j.Spec.Submit <= now:
-					if err := s.Cancel(j, now); err != nil {
-						t.Fatal(err)
-					}
-				case op == 1 && j.State == framework.Running:
-					s.Requeue(j, now)
-				case op == 2:
-					st := cluster.HostClosed
-					if s.Cluster.Hosts[host].Status == cluster.HostClosed {
-						st = cluster.HostOK
-					}
-					s.SetHostStatus(host, st)
-				}
+				stepOp(t, s, now, op, s.Jobs[pick], host)
 				considered, err := s.Cycle(context.Background(), now)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, j := range considered {
-					if j.State == framework.Pending {
-						tally[k][j.Reasons.Main]++
-					}
-				}
-				var aside [256]int
-				for _, j := range s.Aside() {
-					tally[k][j.Reasons.Main]++
-					aside[j.Reasons.Main]++
-				}
-				for _, b := range s.AsideByReason() {
-					aside[b.Reason] -= b.Jobs
-				}
-				if aside != [256]int{} {
-					t.Fatalf("at %d (scheduler %d) AsideByReason %v does not count Aside", now, k, s.AsideByReason())
-				}
-				for _, b := range s.Standing() {
-					tally[k][b.Reason] += b.Jobs
-				}
+				tally[k] = pendingByReason(t, s, now, considered)
 			}
 			if k := len(ss[1].Standing()); k != 0 {
 				t.Fatalf("the oracle left %d reasons' jobs out", k)
@@ -198,4 +161,59 @@ func reservedAt(j *framework.Job) int64 {
 		return -1
 	}
 	return j.Reserved.Start
+}
+
+// stepOp finishes s's running jobs whose runtime is over by now, then
+// applies op to job j: 0 cancels it (pending, submitted by now), 1
+// requeues it (running), 2 closes host, or opens it when closed, 3 kills
+// it (running: an early end); any other op does nothing.
+func stepOp(t *rapid.T, s *runtime.Scheduler, now int64, op int, j *framework.Job, host cluster.HostID) {
+	for _, r := range s.Jobs {
+		if r.State == framework.Running && r.Start+r.Spec.Runtime <= now {
+			s.Finish(r, now)
+		}
+	}
+	switch {
+	case op == 0 && j.State == framework.Pending && j.Spec.Submit <= now:
+		if err := s.Cancel(j, now); err != nil {
+			t.Fatal(err)
+		}
+	case op == 1 && j.State == framework.Running:
+		s.Requeue(j, now)
+	case op == 2:
+		st := cluster.HostClosed
+		if s.Cluster.Hosts[host].Status == cluster.HostClosed {
+			st = cluster.HostOK
+		}
+		s.SetHostStatus(host, st)
+	case op == 3 && j.State == framework.Running:
+		s.FinishWith(j, now, 9, true)
+	}
+}
+
+// pendingByReason counts s's pending jobs by main reason after the cycle
+// at now that returned considered: those it considered, those set aside
+// (Aside, which AsideByReason must count) and those it left out as
+// standing (Standing).
+func pendingByReason(t *rapid.T, s *runtime.Scheduler, now int64, considered []*framework.Job) [256]int {
+	var tally, aside [256]int
+	for _, j := range considered {
+		if j.State == framework.Pending {
+			tally[j.Reasons.Main]++
+		}
+	}
+	for _, j := range s.Aside() {
+		tally[j.Reasons.Main]++
+		aside[j.Reasons.Main]++
+	}
+	for _, b := range s.AsideByReason() {
+		aside[b.Reason] -= b.Jobs
+	}
+	if aside != [256]int{} {
+		t.Fatalf("at %d AsideByReason %v does not count Aside", now, s.AsideByReason())
+	}
+	for _, b := range s.Standing() {
+		tally[b.Reason] += b.Jobs
+	}
+	return tally
 }

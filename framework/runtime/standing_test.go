@@ -92,45 +92,12 @@ func TestPropertyStandsConservative(t *testing.T) {
 			host := cluster.HostID(rapid.IntRange(0, nhosts-1).Draw(t, "host"))
 			var tally [2][256]int
 			for k, s := range ss {
-				for _, j := range s.Jobs {
-					if j.State == framework.Running && j.Start+j.Spec.Runtime <= now {
-						s.Finish(j, now)
-					}
-				}
-				j := s.Jobs[pick]
-				switch {
-				case op == 0 && j.State == framework.Pending && j.Spec.Submit <= now:
-					if err := s.Cancel(j, now); err != nil {
-						t.Fatal(err)
-					}
-				case op == 1 && j.State == framework.Running:
-					s.Requeue(j, now)
-				case op == 2:
-					st := cluster.HostClosed
-					if s.Cluster.Hosts[host].Status == cluster.HostClosed {
-						st = cluster.HostOK
-					}
-					s.SetHostStatus(host, st)
-				case op == 3 && j.State == framework.Running:
-					s.FinishWith(j, now, 9, true) // killed: an early end
-				}
+				stepOp(t, s, now, op, s.Jobs[pick], host) // op 3 kills: an early end
 				considered, err := s.Cycle(context.Background(), now)
 				if err != nil {
 					t.Fatal(err)
 				}
-				// The pending jobs by reason: those the cycle considered,
-				// those set aside and those left out (Standing).
-				for _, j := range considered {
-					if j.State == framework.Pending {
-						tally[k][j.Reasons.Main]++
-					}
-				}
-				for _, b := range s.AsideByReason() {
-					tally[k][b.Reason] += b.Jobs
-				}
-				for _, b := range s.Standing() {
-					tally[k][b.Reason] += b.Jobs
-				}
+				tally[k] = pendingByReason(t, s, now, considered)
 			}
 			if tally[0] != tally[1] {
 				t.Fatalf("at %d the pending jobs by reason differ from the oracle's: %v vs %v", now, tally[0], tally[1])
