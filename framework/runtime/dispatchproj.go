@@ -114,3 +114,45 @@ func (d *dispatcher) holdSegment(seg []*framework.Job) {
 	}
 	d.unguarded = false
 }
+
+// holdReservations decides, at the start of a cycle, which jobs' decisions
+// stand (Dispatcher.Unchanged) and which reservations carry over: those of
+// the queues whose policy keeps them (the held jobs, put in the projection
+// as their queue comes up, dispatcher.holdSegment), and an unchanged job's
+// floating one, which its policy re-records. Every other reservation is
+// dropped.
+func (s *Scheduler) holdReservations(d *dispatcher, jobs []*framework.Job) {
+	overdue := false
+	for _, j := range jobs {
+		overdue = s.holdJob(d, j) || overdue
+	}
+	unguarded := s.unguarded
+	s.unguarded = false
+	if len(d.held) == 0 {
+		return
+	}
+	// Kept reservations assumed every running job ends at its estimated
+	// end and nothing took what they hold; check them when either failed.
+	d.verify = unguarded || overdue || s.overrun(d.now)
+}
+
+// holdJob is holdReservations for one job: it reports whether the job
+// holds a kept reservation whose start has passed.
+func (s *Scheduler) holdJob(d *dispatcher, j *framework.Job) (overdue bool) {
+	q := j.Spec.Queue
+	closed := s.Cluster.Queues[q].Closed
+	keeps := s.keeps[q] && !closed
+	// A job the last cycle deferred (beyond its queue's MaxJobTest) is
+	// considered afresh: it may have come within it.
+	j.Unchanged = d.unchanged(j, keeps) && !j.Deferred
+	j.Deferred = false
+	switch {
+	case j.Reserved == nil:
+	case keeps:
+		d.held = append(d.held, j)
+		return j.Reserved.Start < d.now
+	case !j.Unchanged || closed:
+		j.Reserved = nil
+	}
+	return false
+}
