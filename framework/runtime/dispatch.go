@@ -264,7 +264,7 @@ func (d *dispatcher) unchanged(job *framework.Job, keeps bool) bool {
 // BadRequest reason rather than Priority (a cached, host-free check), so
 // that it is counted as rejected wherever it stands in the queue.
 func (d *dispatcher) Hold(job *framework.Job) {
-	if job.Reasons.Main == framework.Priority {
+	if job.Reasons.Main == framework.Priority && job.Reasons.Note == "" {
 		return // held before: it was checked then, and the check is static
 	}
 	// Its reason changes (a job a gate admitted now blocks the queue ahead
@@ -280,6 +280,8 @@ func (d *dispatcher) Hold(job *framework.Job) {
 // Defer implements framework.Dispatcher. A kept reservation it gives up
 // vacates its window, as a job that starts before its reservation does:
 // the jobs planned before it in this cycle are offered it by the next.
+// The job's Priority carries a note saying why (PendReasons.Note), which
+// Hold clears.
 func (d *dispatcher) Defer(job *framework.Job) {
 	if r := job.Reserved; r != nil {
 		d.vacated = d.vacated || r.Start > d.now && d.s.keeps[job.Spec.Queue]
@@ -287,6 +289,9 @@ func (d *dispatcher) Defer(job *framework.Job) {
 	}
 	job.Deferred = true
 	d.Hold(job)
+	if job.Reasons.Main == framework.Priority {
+		job.Reasons.Note = d.s.deferNote[job.Spec.Queue]
+	}
 }
 
 // Block implements framework.Dispatcher: a job that would fit now, were it

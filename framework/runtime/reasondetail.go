@@ -32,12 +32,17 @@ func (s *Scheduler) ReasonDetail(r framework.Reason, detail int32) string {
 }
 
 // MainDetail renders what a pending job's main reason names: the
-// resource, shared resource or limit (ReasonDetail), or for a dependency
-// the condition not met (PendReasons.Note).
+// resource, shared resource or limit (ReasonDetail), for a dependency the
+// condition not met, and for a job deferred beyond its queue's
+// max_job_test (Priority) why it is not planned (PendReasons.Note).
 func (s *Scheduler) MainDetail(pr *framework.PendReasons) string {
 	switch pr.Main {
 	case framework.Dependency, framework.DependencyNeverSatisfied:
 		return pr.Note
+	case framework.Priority:
+		if pr.Note != "" {
+			return pr.Note
+		}
 	}
 	return s.ReasonDetail(pr.Main, pr.Detail)
 }

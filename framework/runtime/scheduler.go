@@ -62,9 +62,10 @@ type Scheduler struct {
 	// gated counts the jobs a gate applies to, requeuing those whose
 	// killed run is not gone yet: without either, a cycle asks no gate.
 	gated, requeuing int
-	keeps            []bool // per queue: its policy keeps reservations
-	depth            []int  // per queue: how many jobs its policy plans (framework.TestsFirst; 0: all)
-	holdsBehind      []bool // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
+	keeps            []bool   // per queue: its policy keeps reservations
+	depth            []int    // per queue: how many jobs its policy plans (framework.TestsFirst; 0: all)
+	deferNote        []string // per queue: the note of a job deferred beyond its depth (Dispatcher.Defer)
+	holdsBehind      []bool   // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
 	behind           behindHead
 	deferred         deferredTail // depth.go
 	quiet            quietRecord
@@ -259,6 +260,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			depth = max(tf.MaxJobTest(), 0)
 		}
 		s.depth = append(s.depth, depth)
+		s.deferNote = append(s.deferNote, fmt.Sprintf("not planned yet: the queue plans only its first %d pending jobs (max_job_test)", depth))
 		_, holds := policy.(framework.HoldsBehindHead)
 		s.holdsBehind = append(s.holdsBehind, holds)
 		_, skips := policy.(framework.SkipsUnchanged)

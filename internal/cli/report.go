@@ -122,6 +122,10 @@ func newReport(s *runtime.Scheduler, jobs []*framework.Job, times bool) *report 
 				jr.Text = pr.Main.Text(pr.Note)
 			case framework.Dependency, framework.DependencyNeverSatisfied:
 				jr.Text = pr.Main.Text(pr.Note)
+			case framework.Priority:
+				if pr.Note != "" { // deferred beyond max_job_test
+					jr.Text = pr.Note
+				}
 			}
 			if pr.Main == framework.SharedResource && len(pr.Shared) > 1 {
 				names := make([]string, len(pr.Shared))
