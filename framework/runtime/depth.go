@@ -29,14 +29,14 @@ func (s *Scheduler) depthOf() int {
 
 // depthFrom returns, at the start of a cycle (before its newcomers are
 // admitted), the depth k when the cycle may leave out s.pending[k:]:
-// the last cycle deferred them, the list is as it left it, and no gate or
-// preemption is at work. Those that come within the depth now (the jobs
+// the last cycle deferred them, the list is as it left it (and holds no
+// job gone since, settlePending), and no gate or preemption is at work. Those that come within the depth now (the jobs
 // before them left) are taken out of the count of what stands. It returns
 // -1 when the cycle must consider every job.
 func (s *Scheduler) depthFrom() int {
 	b := &s.deferred
 	k := s.depthOf()
-	if !b.ok || k == 0 || !s.canSkip() || len(s.pending) != b.n || b.at > k || len(s.pending) <= k {
+	if !b.ok || k == 0 || !s.canSkip() || s.gone != 0 || len(s.pending) != b.n || b.at > k || len(s.pending) <= k {
 		b.ok = false
 		return -1
 	}
