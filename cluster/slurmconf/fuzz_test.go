@@ -20,6 +20,7 @@ func FuzzParse(f *testing.F) {
 		"SchedulerType=sched/backfill\nPriorityType=priority/multifactor\nPriorityWeightAge=1000\nNodeName=g1 CPUs=8 Gres=gpu:tesla:2\n",
 		"NodeName=a \\\n CPUs=2 # x\nPartitionName=p Nodes=ALL DefMemPerCPU=100 PriorityTier=2\n",
 		"NodeName=n[01-10,12] State=DRAIN Weight=3\nPartitionName=DEFAULT MaxTime=1-00:00:00\nPartitionName=q Nodes=n[01-02]\n",
+		"SchedulerParameters=bf_continue,bf_max_job_test=7,bf_window=60\nNodeName=n1\nPartitionName=p Nodes=n1\n",
 	} {
 		f.Add([]byte(s))
 	}
