@@ -145,8 +145,9 @@ func TestSettings(t *testing.T) {
 		{"PriorityFavorSmall=maybe", `s.conf:2: PriorityFavorSmall="maybe": want YES or NO`},
 		{"FairShareDampeningFactor=0", `s.conf:2: FairShareDampeningFactor="0": want an integer from 1 to 65535`},
 		{"FirstJobId=0", `s.conf:2: FirstJobId="0": want a positive integer`},
-		{"SchedulerParameters=bf_continue,bf_max_job_test=0", `s.conf:2: SchedulerParameters="bf_continue,bf_max_job_test=0": bf_max_job_test: want an integer from 1 to 1000000000, got "0"`},
-		{"SchedulerParameters=bf_max_job_test=many", `s.conf:2: SchedulerParameters="bf_max_job_test=many": bf_max_job_test: want an integer from 1 to 1000000000, got "many"`},
+		{"SchedulerParameters=bf_continue,bf_max_job_test=0", `s.conf:2: SchedulerParameters="bf_continue,bf_max_job_test=0": bf_max_job_test: want an integer from 1 to 1000000, got "0"`},
+		{"SchedulerParameters=bf_max_job_test=many", `s.conf:2: SchedulerParameters="bf_max_job_test=many": bf_max_job_test: want an integer from 1 to 1000000, got "many"`},
+		{"SchedulerParameters=bf_max_job_test=1000001", `s.conf:2: SchedulerParameters="bf_max_job_test=1000001": bf_max_job_test: want an integer from 1 to 1000000, got "1000001"`},
 	} {
 		_, err := parse(t, "NodeName=n1\n"+tc.text+"\n").Settings(func(string, int, string) {})
 		if err == nil || err.Error() != tc.want {
@@ -156,9 +157,10 @@ func TestSettings(t *testing.T) {
 }
 
 // TestMaxJobTest: sched/backfill plans bf_max_job_test jobs of each
-// queue, Slurm's default 500 when SchedulerParameters does not say;
-// sched/builtin plans none ahead (0: max_job_test is not written); the
-// other options are reported as not modelled.
+// queue, Slurm's default 500 when SchedulerParameters does not say, the
+// first when it says twice (as Slurm reads it); sched/builtin plans none
+// ahead (0: max_job_test is not written; a bf_max_job_test is reported as
+// ignored); the other options are reported as not modelled.
 func TestMaxJobTest(t *testing.T) {
 	for _, tc := range []struct {
 		text  string
@@ -167,7 +169,8 @@ func TestMaxJobTest(t *testing.T) {
 	}{
 		{"", 500, ""},
 		{"SchedulerType=sched/backfill\nSchedulerParameters=bf_continue,bf_max_job_test=120,bf_window=60", 120, "SchedulerParameters: bf_continue, bf_window: not modelled by xce; they may change Slurm's schedule"},
-		{"SchedulerType=sched/builtin\nSchedulerParameters=bf_max_job_test=120", 0, ""},
+		{"SchedulerType=sched/builtin\nSchedulerParameters=bf_max_job_test=120", 0, "SchedulerParameters: bf_max_job_test: ignored, sched/builtin plans no job ahead"},
+		{"SchedulerParameters=bf_max_job_test=10,BF_MAX_JOB_TEST=20", 10, "SchedulerParameters: bf_max_job_test=20 again: Slurm reads the first"},
 	} {
 		var notes []string
 		s, err := parse(t, "NodeName=n1\nSelectTypeParameters=CR_Core_Memory\n"+tc.text+"\n").Settings(func(_ string, _ int, m string) { notes = append(notes, m) })

@@ -30,8 +30,12 @@ type Settings struct {
 	MaxJobTest int
 }
 
-// slurmMaxJobTest is Slurm's default bf_max_job_test (slurm.conf(5)).
-const slurmMaxJobTest = 500
+// Slurm's default and largest bf_max_job_test (slurm.conf(5);
+// DEF_BF_MAX_JOB_TEST and MAX_BF_MAX_JOB_TEST in its backfill plugin).
+const (
+	slurmMaxJobTest    = 500
+	slurmMaxJobTestMax = 1_000_000
+)
 
 // usedKeys are the cluster-wide keys Settings reads, in lower case.
 var usedKeys = []string{"schedulertype", "prioritytype", "priorityweightage", "priorityweightfairshare",
@@ -89,18 +93,25 @@ func (c *Config) Settings(reported func(file string, line int, msg string)) (Set
 	}
 	if p, ok := get("SchedulerParameters"); ok {
 		var other []string
+		seen := false
 		for _, opt := range strings.Split(p.Val, ",") {
 			name, val, _ := strings.Cut(strings.TrimSpace(opt), "=")
 			switch name = strings.ToLower(name); name {
 			case "":
 			case "bf_max_job_test":
 				v, err := strconv.Atoi(val)
-				if err != nil || v < 1 || v > 1_000_000_000 {
-					return s, bad(p, "bf_max_job_test: want an integer from 1 to 1000000000, got %s", slurm.Quote(val))
+				if err != nil || v < 1 || v > slurmMaxJobTestMax {
+					return s, bad(p, "bf_max_job_test: want an integer from 1 to %d, got %s", slurmMaxJobTestMax, slurm.Quote(val))
 				}
-				if s.Policy == "backfill" {
+				switch {
+				case seen:
+					reported(c.File, p.Line, "SchedulerParameters: bf_max_job_test="+val+" again: Slurm reads the first")
+				case s.Policy != "backfill":
+					reported(c.File, p.Line, "SchedulerParameters: bf_max_job_test: ignored, sched/builtin plans no job ahead")
+				default:
 					s.MaxJobTest = v
 				}
+				seen = true
 			default:
 				other = append(other, name)
 			}

@@ -1,5 +1,13 @@
 package runtime
 
+import (
+	"fmt"
+	"slices"
+
+	"github.com/xce-sched/xce/cluster"
+	"github.com/xce-sched/xce/framework"
+)
+
 // deferredTail is what a cycle left beyond the depth of a queue whose
 // policy plans only its first jobs (framework.TestsFirst: max_job_test),
 // when every pending job is of that one queue: s.pending[at:] were
@@ -14,6 +22,7 @@ type deferredTail struct {
 	ok       bool
 	at, n    int
 	byReason []ReasonCount
+	thawed   []*framework.Job // the jobs left out that this cycle planned after all (planMore)
 }
 
 // depthOf returns the depth of the scheduler's one queue (its policy's
@@ -44,12 +53,69 @@ func (s *Scheduler) depthFrom() int {
 	return k
 }
 
-// endDepth compacts the pending list after a cycle that considered
-// s.pending[:k] and the newcomers s.pending[newFrom:] (depthFrom), and
-// records what stands: the untouched jobs between (Standing), and, for
-// the next cycle, those with the newcomers the policy deferred.
-func (s *Scheduler) endDepth(k, newFrom int, complete bool) {
-	a, t := s.compactBehind(k, newFrom)
+// planMore plans, after the policy's pass over seg (the jobs of queue q
+// in order; the cycle left out tail, which comes between seg[:depth] and
+// the newcomers, in a depth cycle), the jobs it deferred, as far as the
+// jobs before them left room: of the first k jobs, those that started, and
+// those that can never run (stuck: they are set aside), count for
+// nothing. Each pass gives the policy as many deferred jobs, in order, as
+// there is room; those that start make room for the next pass. So the
+// policy plans the first k jobs that pend without being stuck, as the
+// jobs before them start within the cycle.
+func (s *Scheduler) planMore(d *dispatcher, q cluster.QueueID, seg, tail []*framework.Job, k int) error {
+	b := &s.deferred
+	news := seg
+	if tail != nil {
+		news = seg[min(len(seg), k):]
+	}
+	for {
+		room := k
+		for _, j := range seg {
+			if j.State == framework.Pending && !j.Deferred && !j.Reasons.Stuck {
+				room--
+			}
+		}
+		for _, j := range b.thawed {
+			if j.State == framework.Pending && !j.Reasons.Stuck {
+				room--
+			}
+		}
+		batch := s.planBatch[:0]
+		for len(batch) < room && len(b.thawed) < len(tail) {
+			j := tail[len(b.thawed)]
+			addReason(&b.byReason, j.Reasons.Main, -1) // no longer left out
+			j.Cycle = s.cycles
+			b.thawed = append(b.thawed, j)
+			batch = append(batch, j)
+		}
+		for _, j := range news {
+			if len(batch) >= room {
+				break
+			}
+			if j.Deferred && j.State == framework.Pending {
+				batch = append(batch, j)
+			}
+		}
+		s.planBatch = batch
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, j := range batch {
+			j.Deferred, j.Unchanged = false, false
+		}
+		if err := s.policies[q].Dispatch(d, s.sliceJobs.of(batch)); err != nil {
+			return err
+		}
+	}
+}
+
+// endDepth compacts the pending list after the cycle at now that
+// considered s.pending[:k] and the newcomers s.pending[newFrom:]
+// (depthFrom), and records what stands: the untouched jobs between
+// (Standing), and, for the next cycle, those with the newcomers the
+// policy deferred.
+func (s *Scheduler) endDepth(now int64, k, newFrom int, complete bool) {
+	a, t := s.compactBehind(k+len(s.deferred.thawed), newFrom)
 	if !complete {
 		s.forgetStanding()
 		return
@@ -61,6 +127,45 @@ func (s *Scheduler) endDepth(k, newFrom int, complete bool) {
 	if s.skippedFrom == 0 {
 		s.skippedFrom = s.cycles
 	}
+	if a < k && a < len(s.pending) {
+		s.wakeSoon(now) // room within the depth, and deferred jobs to fill it
+	}
+}
+
+// deferredWaiting reports, after a cycle over every pending job, whether
+// a queue with a depth (framework.TestsFirst) has jobs deferred behind
+// fewer planned ones than its depth: the next cycle plans some of them.
+func (s *Scheduler) deferredWaiting() bool {
+	if !slices.ContainsFunc(s.depth, func(k int) bool { return k > 0 }) {
+		return false
+	}
+	counts := make([]int, 2*len(s.depth)) // per queue: planned, deferred
+	for _, j := range s.pending {
+		q := int(j.Spec.Queue)
+		if j.Deferred {
+			counts[2*q+1]++
+		} else {
+			counts[2*q]++
+		}
+	}
+	for q, k := range s.depth {
+		if k > 0 && counts[2*q+1] > 0 && counts[2*q] < k {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeSoon makes the next cycle run a second after this one at the
+// latest: jobs deferred beyond a queue's depth have come within it (the
+// jobs before them started or were set aside), and are planned then, as
+// Slurm's backfill takes them at its next pass. Without it they would
+// wait for the next submission or end, which may never come.
+func (s *Scheduler) wakeSoon(now int64) {
+	if w := satAdd(now, 1); s.wake < 0 || w < s.wake {
+		s.wake = w
+	}
+	s.replanned = true
 }
 
 // recordDepth records, after a cycle that considered every pending job,
@@ -83,4 +188,13 @@ func (s *Scheduler) recordDepth() {
 	}
 	tally(&b.byReason, s.pending[at:], 1)
 	b.ok, b.at, b.n = true, at, len(s.pending)
+}
+
+// deferNote is the note of a job deferred beyond a depth of k
+// (PendReasons.Note of its Priority).
+func deferNote(k int) string {
+	if k == 1 {
+		return "not planned yet: the queue plans only its first pending job (max_job_test)"
+	}
+	return fmt.Sprintf("not planned yet: the queue plans only its first %d pending jobs (max_job_test)", k)
 }

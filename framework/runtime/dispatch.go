@@ -338,13 +338,14 @@ func (d *dispatcher) Earliest(job *framework.Job) (framework.Reservation, bool) 
 	if job.Reserved != nil {
 		d.setup() // its reservation is in the projection, or deferred to it
 	}
-	if d.stands(job) {
+	inProj := job.Reserved != nil && d.ready && d.proj.holds(job.Reserved.Start, job.Reserved.Alloc)
+	if d.stands(job, inProj) {
 		// No time before its start can do: it stays in the projection as
 		// it is, and Reserve re-records it there.
 		d.stood = job
 		return *job.Reserved, true
 	}
-	from, free := d.firstFit(job)
+	from, free := d.firstFit(job, inProj)
 	prev, held := d.unreserve(job)
 	if job.Req == nil || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
 		return framework.Reservation{}, false // no time will ever do (cached checks)

@@ -70,8 +70,15 @@ func (d *dispatcher) setup() {
 // overrun, or what a queue of higher priority took, can fail). When none
 // can fail they join the projection in one merge, or, before it is
 // built, with the reservations deferred to setup: a cycle that plans
-// nothing builds no projection.
+// nothing builds no projection. Only the first max_job_test jobs of a
+// queue that has one hold theirs (the others are deferred, and give
+// theirs up).
 func (d *dispatcher) holdSegment(seg []*framework.Job) {
+	if k := d.s.depth[seg[0].Spec.Queue]; k > 0 && len(seg) > k {
+		// The jobs after the first k are deferred (framework.TestsFirst):
+		// what they held must not stand in the way of those planned.
+		seg = seg[:k]
+	}
 	if !slices.ContainsFunc(seg, func(j *framework.Job) bool { return j.Reserved != nil }) {
 		return
 	}

@@ -41,6 +41,9 @@ func (d *dispatcher) preemptSegment(seg []*framework.Job) error {
 	q := seg[0].Spec.Queue
 	fcfs := s.Cluster.Queues[q].Policy == cluster.PolicyFCFS
 	for _, job := range seg {
+		if job.Deferred {
+			break // beyond max_job_test: it and the jobs after it are not planned
+		}
 		if job.State != framework.Pending || job.Reasons.Stuck || job.Req == nil {
 			if fcfs && job.State == framework.Pending && !job.Reasons.Stuck {
 				return nil

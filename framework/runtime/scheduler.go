@@ -62,10 +62,11 @@ type Scheduler struct {
 	// gated counts the jobs a gate applies to, requeuing those whose
 	// killed run is not gone yet: without either, a cycle asks no gate.
 	gated, requeuing int
-	keeps            []bool   // per queue: its policy keeps reservations
-	depth            []int    // per queue: how many jobs its policy plans (framework.TestsFirst; 0: all)
-	deferNote        []string // per queue: the note of a job deferred beyond its depth (Dispatcher.Defer)
-	holdsBehind      []bool   // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
+	keeps            []bool           // per queue: its policy keeps reservations
+	depth            []int            // per queue: how many jobs its policy plans (framework.TestsFirst; 0: all)
+	deferNote        []string         // per queue: the note of a job deferred beyond its depth (Dispatcher.Defer)
+	planBatch        []*framework.Job // planMore's scratch
+	holdsBehind      []bool           // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
 	behind           behindHead
 	deferred         deferredTail // depth.go
 	quiet            quietRecord
@@ -260,7 +261,7 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 			depth = max(tf.MaxJobTest(), 0)
 		}
 		s.depth = append(s.depth, depth)
-		s.deferNote = append(s.deferNote, fmt.Sprintf("not planned yet: the queue plans only its first %d pending jobs (max_job_test)", depth))
+		s.deferNote = append(s.deferNote, deferNote(depth))
 		_, holds := policy.(framework.HoldsBehindHead)
 		s.holdsBehind = append(s.holdsBehind, holds)
 		_, skips := policy.(framework.SkipsUnchanged)
@@ -418,6 +419,8 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	// left out (depth.go); quiet: nothing was released, and only the jobs
 	// whose decisions may change are considered (quiet.go).
 	s.standing = s.standing[:0]
+	clear(s.deferred.thawed)
+	s.deferred.thawed = s.deferred.thawed[:0]
 	front, depth := s.skipFrom(), -1
 	if front < 0 {
 		depth = s.depthFrom()
@@ -466,7 +469,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	complete := false
 	defer func() {
 		if depth >= 0 {
-			s.endDepth(depth, newFrom, complete)
+			s.endDepth(now, depth, newFrom, complete)
 			return
 		}
 		s.compactPending()
@@ -478,6 +481,9 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		s.recordAll()
 		s.recordDepth()
 		s.skippedFrom = 0
+		if s.deferredWaiting() {
+			s.wakeSoon(now)
+		}
 	}()
 	s.cycles++
 	admitted := s.gate(now)
@@ -507,6 +513,15 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 			if err := s.policies[q].Dispatch(d, s.sliceJobs.of(seg)); err != nil {
 				return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
 			}
+			if k := s.depth[q]; k > 0 {
+				var tail []*framework.Job // the jobs a depth cycle left out (depth.go)
+				if depth >= 0 {
+					tail = s.pending[depth:newFrom]
+				}
+				if err := s.planMore(d, q, seg, tail, k); err != nil {
+					return s.order[:hi], fmt.Errorf("queue %s: %w", c.Queues[q].Name, err)
+				}
+			}
 			if len(c.Queues[q].Preemptive) > 0 {
 				if err := d.preemptSegment(seg); err != nil {
 					return s.order[:hi], fmt.Errorf("queue %s: preemption: %w", c.Queues[q].Name, err)
@@ -518,6 +533,7 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 		}
 		lo = hi
 	}
+	s.order = append(s.order, s.deferred.thawed...) // considered too
 	s.wake = -1
 	for _, g := range s.gates {
 		if w, ok := g.(framework.Waker); ok && s.gatesAsked {

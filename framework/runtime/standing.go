@@ -29,18 +29,18 @@ import (
 // reservation as it stands; the projection is left as it is.
 
 // stands reports whether job holds a kept reservation that Earliest would
-// give back unchanged: it is in the projection, starts after now, this
+// give back unchanged: it is in the projection (inProj), starts after now, this
 // cycle placed no job over the reservations (so the reservation still
 // fits with the others), and no time before its start has enough slots
 // free (canMove). The cached checks Earliest makes first (the job can
 // never run, or is stuck) must not hold either. The tests' oracle
 // (considerAll) re-plans every job.
-func (d *dispatcher) stands(job *framework.Job) bool {
+func (d *dispatcher) stands(job *framework.Job, inProj bool) bool {
 	r := job.Reserved
 	if r == nil || d.s.considerAll || !d.ready || r.Start <= d.now || d.unguarded || job.Req == nil || !d.s.keeps[job.Spec.Queue] {
 		return false
 	}
-	if d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) || !d.proj.holds(r.Start, r.Alloc) {
+	if !inProj || d.s.runner.NeverFits(job) != "" || d.s.runner.isStuck(job) {
 		return false
 	}
 	return !d.proj.gapsFrom(d.now).canMove(r.Start, estimate(job), minTasks(job))
@@ -49,17 +49,18 @@ func (d *dispatcher) stands(job *framework.Job) bool {
 // firstFit returns the earliest time before which no candidate start of
 // job passes Earliest's check of free slots, read from the projection's
 // total free slots with the job's reservation still in it (gaps.earliest:
-// over [now, s) it holds nothing, s its start), and the slots free then;
+// over [now, s) it holds nothing, s its start, when it is there: inProj),
+// and the slots free then;
 // free is -1 when from is now or no time passes (then from is never, or
 // the reservation's start). Only a queue that keeps reservations asks:
 // its cycles plan many jobs on one projection, which the gaps serve; an
 // EASY head's single search reads fewer events without them.
-func (d *dispatcher) firstFit(job *framework.Job) (from int64, free int) {
+func (d *dispatcher) firstFit(job *framework.Job, inProj bool) (from int64, free int) {
 	if !d.ready || d.s.considerAll || job.Req == nil || !d.s.keeps[job.Spec.Queue] {
 		return d.now, -1
 	}
 	s := int64(never)
-	if r := job.Reserved; r != nil && d.proj.holds(r.Start, r.Alloc) {
+	if r := job.Reserved; inProj {
 		if r.Start <= d.now {
 			return d.now, -1 // it holds its slots now: the totals say nothing
 		}
