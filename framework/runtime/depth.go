@@ -14,10 +14,10 @@ import (
 // deferred (the at jobs before them were within the depth and still
 // pend), byReason counts them by main reason, and n is the length of the
 // list then. It stands while the pending list is the one that cycle left:
-// the next cycle considers the first depth jobs and the newcomers, and
-// the jobs between stay deferred without being considered (depthFrom):
-// a cycle then costs the depth and the newcomers, not the queue (issue
-// 15).
+// the next cycle considers the first depth jobs, as many more as room
+// opens (planMore), and the newcomers; the jobs between stay deferred
+// without being considered (depthFrom). A cycle then costs the depth and
+// the newcomers, not the queue (issue 15).
 type deferredTail struct {
 	ok       bool
 	at, n    int
@@ -37,11 +37,12 @@ func (s *Scheduler) depthOf() int {
 }
 
 // depthFrom returns, at the start of a cycle (before its newcomers are
-// admitted), the depth k when the cycle may leave out s.pending[k:]:
-// the last cycle deferred them, the list is as it left it (and holds no
-// job gone since, settlePending), and no gate or preemption is at work. Those that come within the depth now (the jobs
-// before them left) are taken out of the count of what stands. It returns
-// -1 when the cycle must consider every job.
+// admitted), the depth k when the cycle may leave out s.pending[k:]: the
+// last cycle deferred them, the list is as it left it (and holds no job
+// gone since, settlePending), and no gate or preemption is at work. Those
+// that come within the depth now (the jobs before them left) are taken
+// out of the count of what stands; planMore takes more of them as room
+// opens. It returns -1 when the cycle must consider every job.
 func (s *Scheduler) depthFrom() int {
 	b := &s.deferred
 	k := s.depthOf()
@@ -170,8 +171,8 @@ func (s *Scheduler) wakeSoon(now int64) {
 
 // recordDepth records, after a cycle that considered every pending job,
 // the jobs it deferred beyond the depth of the one queue (depthOf): the
-// policy deferred every job after the first k, so they are the last of
-// the pending list.
+// policy and planMore deferred every job after those they planned, so
+// they are the last of the pending list.
 func (s *Scheduler) recordDepth() {
 	b := &s.deferred
 	b.ok, b.byReason = false, b.byReason[:0]
