@@ -304,6 +304,13 @@ func (d *dispatcher) Block(job *framework.Job) error {
 			d.Hold(job)
 			return nil
 		}
+		if d.s.hostCountsMayStand && job.Reasons.Main == framework.NotEnoughSlots && !job.Reasons.Stuck {
+			// Too few slots are free in all, and nothing else can stop
+			// it: it pends for want of slots again, and keeps its reasons
+			// without the runner's attempt (Options.SkipTooLarge). (One
+			// found stuck is asked again: every host is open now.)
+			return nil
+		}
 	} else if job.Req != nil && d.s.State.TotalFreeSlots() >= minTasks(job) {
 		d.win.CopyFrom(d.s.State)
 		if _, ok := d.planner.Plan(job, d.allocator(job), nil); ok {

@@ -66,10 +66,13 @@ type Scheduler struct {
 	depth            []int            // per queue: how many jobs its policy plans (framework.TestsFirst; 0: all)
 	deferNote        []string         // per queue: the note of a job deferred beyond its depth (Dispatcher.Defer)
 	planBatch        []*framework.Job // planMore's scratch
-	holdsBehind      []bool           // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
-	behind           behindHead
-	deferred         deferredTail // depth.go
-	quiet            quietRecord
+	// hostCountsMayStand: Options.SkipTooLarge (a job's host counts of
+	// reasons may be those of an earlier cycle).
+	hostCountsMayStand bool
+	holdsBehind        []bool // per queue: its policy holds every job behind a blocked head (framework.HoldsBehindHead)
+	behind             behindHead
+	deferred           deferredTail // depth.go
+	quiet              quietRecord
 	// standing: Standing; skippedFrom: the first of the cycles since the
 	// last one that considered every pending job (0: the last one did),
 	// whose skipped jobs count as considered (dispatcher.unchanged).
@@ -190,7 +193,9 @@ type Options struct {
 	// host counts of its reasons (PendReasons.Hosts) from the cycle that
 	// last handed it to its policy, or has none. The simulator sets it
 	// (its metrics read main reasons only); a scheduler whose users read
-	// every reason (the live server, xce schedule) leaves it off.
+	// every reason (the live server, xce schedule) leaves it off. With it,
+	// too, a job that Block finds too large for the free slots in all, and
+	// that pended for want of them, keeps its reasons.
 	SkipTooLarge bool
 }
 
@@ -203,7 +208,8 @@ func New(c *cluster.Cluster, opts Options) (*Scheduler, error) {
 	if opts.EndSlack < 0 {
 		return nil, fmt.Errorf("end slack %d s: must not be negative", opts.EndSlack)
 	}
-	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer, wake: -1, endSlack: opts.EndSlack}
+	s := &Scheduler{Cluster: c, State: cluster.NewState(c), Committer: opts.Committer, wake: -1, endSlack: opts.EndSlack,
+		hostCountsMayStand: opts.SkipTooLarge}
 	if s.Committer == nil {
 		s.Committer = NewMemCommitter()
 	}
