@@ -120,6 +120,25 @@ type TestsFirst interface {
 	MaxJobTest() int
 }
 
+// JobTest keeps a TestsFirst policy to its depth within one Dispatch:
+// Admit reports whether job is among the first Depth jobs it is given (0:
+// every job is), and defers it (Dispatcher.Defer) when it is not.
+type JobTest struct {
+	Depth  int
+	tested int
+}
+
+// Admit counts job as tested and reports true, or defers it and reports
+// false once Depth jobs were.
+func (t *JobTest) Admit(d Dispatcher, job *Job) bool {
+	if t.Depth > 0 && t.tested == t.Depth {
+		d.Defer(job)
+		return false
+	}
+	t.tested++
+	return true
+}
+
 // StartOrReserve is the step of the policies that plan every job
 // (conservative backfilling, Slurm's backfill): job starts when its
 // earliest start (Dispatcher.Earliest) is now; else it keeps that

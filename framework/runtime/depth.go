@@ -110,12 +110,11 @@ func (s *Scheduler) planMore(d *dispatcher, q cluster.QueueID, seg, tail []*fram
 	}
 }
 
-// endDepth compacts the pending list after the cycle at now that
-// considered s.pending[:k] and the newcomers s.pending[newFrom:]
-// (depthFrom), and records what stands: the untouched jobs between
-// (Standing), and, for the next cycle, those with the newcomers the
-// policy deferred.
-func (s *Scheduler) endDepth(now int64, k, newFrom int, complete bool) {
+// endDepth compacts the pending list after a cycle that considered
+// s.pending[:k] and the newcomers s.pending[newFrom:] (depthFrom), and
+// records what stands: the untouched jobs between (Standing), and, for
+// the next cycle, those with the newcomers the policy deferred.
+func (s *Scheduler) endDepth(k, newFrom int, complete bool) {
 	a, t := s.compactBehind(k+len(s.deferred.thawed), newFrom)
 	if !complete {
 		s.forgetStanding()
@@ -128,14 +127,13 @@ func (s *Scheduler) endDepth(now int64, k, newFrom int, complete bool) {
 	if s.skippedFrom == 0 {
 		s.skippedFrom = s.cycles
 	}
-	if a < k && a < len(s.pending) {
-		s.wakeSoon(now) // room within the depth, and deferred jobs to fill it
-	}
 }
 
-// deferredWaiting reports, after a cycle over every pending job, whether
-// a queue with a depth (framework.TestsFirst) has jobs deferred behind
-// fewer planned ones than its depth: the next cycle plans some of them.
+// deferredWaiting reports, after a cycle, whether a queue with a depth
+// (framework.TestsFirst) has jobs deferred behind fewer planned ones than
+// its depth: the next cycle plans some of them. planMore leaves no such
+// room; only a preemption, which comes after it, can (the cycle then
+// asks, at a cost of the pending list).
 func (s *Scheduler) deferredWaiting() bool {
 	if !slices.ContainsFunc(s.depth, func(k int) bool { return k > 0 }) {
 		return false
@@ -158,10 +156,10 @@ func (s *Scheduler) deferredWaiting() bool {
 }
 
 // wakeSoon makes the next cycle run a second after this one at the
-// latest: jobs deferred beyond a queue's depth have come within it (the
-// jobs before them started or were set aside), and are planned then, as
-// Slurm's backfill takes them at its next pass. Without it they would
-// wait for the next submission or end, which may never come.
+// latest: jobs deferred beyond a queue's depth have come within it (a
+// preemption started jobs before them), and are planned then, as Slurm's
+// backfill takes them at its next pass. Without it they would wait for
+// the next submission or end, which may never come.
 func (s *Scheduler) wakeSoon(now int64) {
 	if w := satAdd(now, 1); s.wake < 0 || w < s.wake {
 		s.wake = w

@@ -77,13 +77,7 @@ func (p *projection) add(e event) {
 	// After every event that sorts before or with e (times ascending,
 	// releases first so that [start, end) intervals abut): appending is the
 	// common case.
-	i := sort.Search(len(p.events), func(i int) bool {
-		x := &p.events[i]
-		if x.at != e.at {
-			return x.at > e.at
-		}
-		return boolInt(!x.release) > boolInt(!e.release)
-	})
+	i := sort.Search(len(p.events), func(i int) bool { return eventOrder(&p.events[i], &e) > 0 })
 	p.events = slices.Insert(p.events, i, e)
 	p.ver++
 }
@@ -117,12 +111,22 @@ func (p *projection) dropEnding(alloc *cluster.JobAlloc) {
 
 // reserve adds a reservation holding alloc over [start, end).
 func (p *projection) reserve(start, end int64, alloc *cluster.JobAlloc) {
+	take, give, ends := p.reservation(start, end, alloc)
+	p.add(take)
+	if ends {
+		p.add(give)
+	}
+}
+
+// reservation counts a reservation holding alloc over [start, end) and
+// returns its events: the start, which takes alloc, and the end, which
+// gives it back, unless it never ends.
+func (p *projection) reservation(start, end int64, alloc *cluster.JobAlloc) (take, give event, ends bool) {
 	n, a := alloc.Slots(), p.intern(alloc)
 	p.starts++
-	p.add(event{at: start, start: true, res: true, resEnd: end, alloc: a, slots: n})
-	if end < never {
-		p.add(event{at: end, release: true, res: true, resEnd: end, alloc: a, slots: n})
-	}
+	take = event{at: start, start: true, res: true, resEnd: end, alloc: a, slots: n}
+	give = event{at: end, release: true, res: true, resEnd: end, alloc: a, slots: n}
+	return take, give, end < never
 }
 
 // reserveAll adds the reservations rs as reserve would one after the
@@ -138,11 +142,10 @@ func (p *projection) reserveAll(rs []framework.Reservation, m *mergeScratch) {
 	}
 	n := len(p.events)
 	for _, r := range rs {
-		a, k := p.intern(r.Alloc), r.Alloc.Slots()
-		p.starts++
-		p.events = append(p.events, event{at: r.Start, start: true, res: true, resEnd: r.End, alloc: a, slots: k})
-		if r.End < never {
-			p.events = append(p.events, event{at: r.End, release: true, res: true, resEnd: r.End, alloc: a, slots: k})
+		take, give, ends := p.reservation(r.Start, r.End, r.Alloc)
+		p.events = append(p.events, take)
+		if ends {
+			p.events = append(p.events, give)
 		}
 	}
 	m.events = append(m.events[:0], p.events...)
@@ -215,20 +218,28 @@ func eventOrder(a, b *event) int {
 func (p *projection) unreserve(start, end int64, alloc *cluster.JobAlloc) bool {
 	found := false
 	for _, at := range [2]int64{end, start} { // the later first: indices stay valid
-		i := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= at })
-		for ; i < len(p.events) && p.events[i].at == at; i++ {
-			if e := &p.events[i]; e.res && p.allocOf(e) == alloc {
-				found = found || e.start
-				p.events = slices.Delete(p.events, i, i+1)
-				p.ver++
-				break
-			}
+		if i := p.findRes(at, alloc); i >= 0 {
+			found = found || p.events[i].start
+			p.events = slices.Delete(p.events, i, i+1)
+			p.ver++
 		}
 	}
 	if found {
 		p.starts--
 	}
 	return found
+}
+
+// findRes returns the index of the event at time at of the reservation
+// holding alloc (the same pointer), found by binary search, or -1.
+func (p *projection) findRes(at int64, alloc *cluster.JobAlloc) int {
+	i := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= at })
+	for ; i < len(p.events) && p.events[i].at == at; i++ {
+		if e := &p.events[i]; e.res && p.allocOf(e) == alloc {
+			return i
+		}
+	}
+	return -1
 }
 
 // apply changes st by e.

@@ -475,19 +475,19 @@ func (s *Scheduler) cycle(ctx context.Context, now int64, admit int) ([]*framewo
 	complete := false
 	defer func() {
 		if depth >= 0 {
-			s.endDepth(now, depth, newFrom, complete)
-			return
+			s.endDepth(depth, newFrom, complete)
+		} else {
+			s.compactPending()
+			if !complete {
+				s.forgetStanding()
+				return
+			}
+			s.recordBehind()
+			s.recordAll()
+			s.recordDepth()
+			s.skippedFrom = 0
 		}
-		s.compactPending()
-		if !complete {
-			s.forgetStanding()
-			return
-		}
-		s.recordBehind()
-		s.recordAll()
-		s.recordDepth()
-		s.skippedFrom = 0
-		if s.deferredWaiting() {
+		if complete && s.disp.preempted && s.deferredWaiting() {
 			s.wakeSoon(now)
 		}
 	}()

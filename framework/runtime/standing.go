@@ -76,13 +76,8 @@ func (d *dispatcher) firstFit(job *framework.Job, inProj bool) (from int64, free
 // holds reports whether the projection has the start of a reservation
 // holding alloc (the same pointer) at time start.
 func (p *projection) holds(start int64, alloc *cluster.JobAlloc) bool {
-	i := sort.Search(len(p.events), func(i int) bool { return p.events[i].at >= start })
-	for ; i < len(p.events) && p.events[i].at == start; i++ {
-		if e := &p.events[i]; e.start && p.allocOf(e) == alloc {
-			return true
-		}
-	}
-	return false
+	i := p.findRes(start, alloc)
+	return i >= 0 && p.events[i].start
 }
 
 // gaps is the projection's total of free slots from a time on, as

@@ -14,12 +14,17 @@ C36=testdata/bench/kth-36-slots.yaml
 CU=testdata/bench/kth-user-limit.yaml
 NEW=$1
 OLD=$2
-row() { # name, then the sim flags
+pair() { # name, the B command, then NEW's sim flags
+	local name=$1 b=$2
+	shift 2
+	local out
+	out=$(farm-bench -n 11 --vs "$b" -- "$NEW" sim "$@" --json 2>&1)
+	echo "$name | $(echo "$out" | awk '/^A wall s/{print $5}') | $(echo "$out" | awk '/^B wall s/{print $5}') | $(echo "$out" | awk '/^A\/B wall/{print $4}')"
+}
+row() { # name, then the sim flags: NEW against OLD on the same replay
 	local name=$1
 	shift
-	local out
-	out=$(farm-bench -n 11 --vs "$OLD sim $* --json" -- "$NEW" sim "$@" --json 2>&1)
-	echo "$name | $(echo "$out" | awk '/^A wall s/{print $5}') | $(echo "$out" | awk '/^B wall s/{print $5}') | $(echo "$out" | awk '/^A\/B wall/{print $4}')"
+	pair "$name" "$OLD sim $* --json" "$@"
 }
 for p in fcfs firstfit easy conservative; do row "KTH, $p" --workload $T --policy $p; done
 for p in fcfs firstfit easy conservative; do row "KTH (unfiltered), $p" --workload $T2 --policy $p; done
@@ -28,14 +33,7 @@ for p in firstfit conservative; do row "KTH with a per-user limit, $p" --workloa
 # Conservative on 36 slots plans the first max_job_test jobs (docs/backfill.md):
 # NEW against NEW's KTH (unfiltered) conservative on 100 hosts, the ratio the
 # issue asks for (OLD has no max_job_test).
-vs() { # name, then the sim flags
-	local name=$1
-	shift
-	local out
-	out=$(farm-bench -n 11 --vs "$NEW sim --workload $T2 --policy conservative --json" -- "$NEW" sim "$@" --json 2>&1)
-	echo "$name | $(echo "$out" | awk '/^A wall s/{print $5}') | $(echo "$out" | awk '/^B wall s/{print $5}') | $(echo "$out" | awk '/^A\/B wall/{print $4}')"
-}
 for k in 50 100; do
-	vs "KTH on 36 slots, conservative, max_job_test $k (against KTH unfiltered, conservative)" \
-		--workload $T2 --cluster testdata/bench/kth-36-slots-depth$k.yaml --policy conservative
+	pair "KTH on 36 slots, conservative, max_job_test $k (against KTH unfiltered, conservative)" \
+		"$NEW sim --workload $T2 --policy conservative --json" --workload $T2 --cluster testdata/bench/kth-36-slots-depth$k.yaml --policy conservative
 done

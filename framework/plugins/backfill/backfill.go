@@ -40,13 +40,11 @@ func (Plugin) Name() string { return Name }
 // Depth are deferred (Dispatcher.Defer), as Slurm's backfill tests
 // no more than bf_max_job_test jobs.
 func (p Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
-	tested := 0
+	test := framework.JobTest{Depth: p.Depth}
 	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
-		if p.Depth > 0 && tested == p.Depth {
-			d.Defer(job)
+		if !test.Admit(d, job) {
 			continue
 		}
-		tested++
 		if err := framework.StartOrReserve(d, job); err != nil {
 			return err
 		}

@@ -38,13 +38,11 @@ func (Plugin) Name() string { return Name }
 // before its estimate lets the others move up and none moves back. The
 // jobs after the first Depth are deferred (Dispatcher.Defer).
 func (p Plugin) Dispatch(d framework.Dispatcher, jobs framework.Jobs) error {
-	tested := 0
+	test := framework.JobTest{Depth: p.Depth}
 	for job, ok := jobs.Next(); ok; job, ok = jobs.Next() {
-		if p.Depth > 0 && tested == p.Depth {
-			d.Defer(job)
+		if !test.Admit(d, job) {
 			continue
 		}
-		tested++
 		if d.Unchanged(job) {
 			// Nothing was released early since the last cycle: its
 			// reservation, still in place, cannot move earlier.
