@@ -152,31 +152,12 @@ func TestPropertyStandingLive(t *testing.T) {
 			}
 			var tally [2][256]int
 			for k, s := range ss {
-				for _, j := range s.Jobs {
-					if j.State == framework.Running && j.Start+j.Spec.Runtime <= now {
-						s.Finish(j, now)
-					}
-				}
 				j := &framework.Job{}
 				if len(s.Jobs) > 0 {
 					j = s.Jobs[pick%len(s.Jobs)]
 				}
-				switch {
-				case op == 0 && j.Spec != nil && j.State == framework.Pending && j.Spec.Submit <= now:
-					if err := s.Cancel(j, now); err != nil {
-						t.Fatal(err)
-					}
-				case op == 1 && j.State == framework.Running:
-					s.Requeue(j, now)
+				if stepOp(t, s, now, op, j, host) {
 					delete(recorded[k], j.Spec.ID)
-				case op == 2:
-					st := cluster.HostClosed
-					if s.Cluster.Hosts[host].Status == cluster.HostClosed {
-						st = cluster.HostOK
-					}
-					s.SetHostStatus(host, st)
-				case op == 3 && j.State == framework.Running:
-					s.FinishWith(j, now, 9, true) // killed
 				}
 				for i := range submits {
 					spec := *later[k][submitted+i]

@@ -166,20 +166,22 @@ func reservedAt(j *framework.Job) int64 {
 // stepOp finishes s's running jobs whose runtime is over by now, then
 // applies op to job j: 0 cancels it (pending, submitted by now), 1
 // requeues it (running), 2 closes host, or opens it when closed, 3 kills
-// it (running: an early end); any other op does nothing.
-func stepOp(t *rapid.T, s *runtime.Scheduler, now int64, op int, j *framework.Job, host cluster.HostID) {
+// it (running: an early end); any other op does nothing. j may be an
+// empty job (no Spec). It reports whether it requeued j.
+func stepOp(t *rapid.T, s *runtime.Scheduler, now int64, op int, j *framework.Job, host cluster.HostID) (requeued bool) {
 	for _, r := range s.Jobs {
 		if r.State == framework.Running && r.Start+r.Spec.Runtime <= now {
 			s.Finish(r, now)
 		}
 	}
 	switch {
-	case op == 0 && j.State == framework.Pending && j.Spec.Submit <= now:
+	case op == 0 && j.Spec != nil && j.State == framework.Pending && j.Spec.Submit <= now:
 		if err := s.Cancel(j, now); err != nil {
 			t.Fatal(err)
 		}
 	case op == 1 && j.State == framework.Running:
 		s.Requeue(j, now)
+		return true
 	case op == 2:
 		st := cluster.HostClosed
 		if s.Cluster.Hosts[host].Status == cluster.HostClosed {
@@ -189,6 +191,7 @@ func stepOp(t *rapid.T, s *runtime.Scheduler, now int64, op int, j *framework.Jo
 	case op == 3 && j.State == framework.Running:
 		s.FinishWith(j, now, 9, true)
 	}
+	return false
 }
 
 // pendingByReason counts s's pending jobs by main reason after the cycle
