@@ -29,9 +29,12 @@ type Gate interface {
 
 // Counting is an optional Gate capability: admitting the job spec
 // describes takes a place the gate counts for the pass (an element under
-// its array's cap). The scheduler then first checks that the job can run
-// at all, and lets one that never can bypass the gates rather than take
-// that place; for other jobs it checks only when a gate holds them back.
+// its array's cap). The scheduler then first checks whether the job could
+// run on the open hosts, idle: one that could not (stuck) asks the gates
+// after every other job of the pass, so that it takes only a place left
+// over. Whatever the job, only the gates' admission lets it reach a
+// policy; a job that can never run (BadRequest) asks no gate and is not
+// tried.
 type Counting interface {
 	Counts(spec *cluster.Job) bool
 }

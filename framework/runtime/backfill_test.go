@@ -45,7 +45,10 @@ func runPolicy(t *testing.T, spec ct.Spec, policy cluster.Policy, until int64) (
 }
 
 // runQueues runs spec (with its own queues) until until (inclusive).
-func runQueues(t *testing.T, spec ct.Spec, until int64) (*cluster.Cluster, *runtime.Scheduler) {
+func runQueues(t interface {
+	Helper()
+	Fatal(args ...any)
+}, spec ct.Spec, until int64) (*cluster.Cluster, *runtime.Scheduler) {
 	t.Helper()
 	c := ct.Build(spec)
 	s, err := runtime.New(c, runtime.Options{Registry: plugins.NewInTreeRegistry()})

@@ -16,6 +16,21 @@ import (
 // job held back has the gate's reason and no reservation; dropping a kept
 // one lets the others move up (the cycle re-plans them, as after an end
 // off its estimate).
+//
+// The precedence of docs/pending-reasons.md holds here: a gated job that
+// can never run (BadRequest, rule 1) pends with that reason and goes no
+// further, asking no gate; every other gated job asks every gate, and one
+// held back pends with the gate's reason (rule 2) whatever the runner
+// would have said of it. Only the jobs the gates admit reach the policies:
+// a gate holds whatever the reason, so no analysis, right or wrong, can let
+// a held job start.
+//
+// A counting gate (an array's cap) gives each job it admits a place for
+// the pass. A job that could not run even on the idle open hosts (stuck:
+// a limit's maximum, every matching host closed) would take a place it
+// cannot use, so such jobs ask the gates last, after every other job of
+// the cycle, and take only the places left over; one held back keeps the
+// gate's reason, with Stuck set (it is set aside as stuck jobs are).
 func (s *Scheduler) gate(now int64) []*framework.Job {
 	s.gatesAsked = false
 	if s.gated+s.requeuing == 0 || !slices.ContainsFunc(s.order, func(j *framework.Job) bool { return j.Gated || j.Requeuing }) {
@@ -25,43 +40,81 @@ func (s *Scheduler) gate(now int64) []*framework.Job {
 	for _, g := range s.gates {
 		g.Begin(now)
 	}
-	s.admitted = s.admitted[:0]
-	for _, j := range s.order {
-		if j.Requeuing {
+	verdict := grownVerdicts(&s.verdicts, len(s.order))
+	last := false
+	for i, j := range s.order {
+		switch {
+		case j.Requeuing:
 			// Its previous run is still being killed (live preemption).
 			j.Reasons = framework.PendReasons{Main: framework.Requeued, Detail: -1}
 			j.Reserved = nil
-			continue
+			verdict[i] = gateHeld
+		case !j.Gated:
+			verdict[i] = gateAdmitted
+		case s.runner.NeverFits(j) != "":
+			s.hold(j, framework.PendReasons{Main: framework.BadRequest, Detail: -1, Note: s.runner.NeverFits(j), Stuck: true})
+			verdict[i] = gateHeld
+		case s.counted(j.Spec) && s.runner.isStuck(j):
+			verdict[i], last = gateLast, true
+		default:
+			verdict[i] = s.admitOrHold(j)
 		}
-		// A job that can never run (BadRequest, or over a limit's maximum)
-		// goes on to pend with that reason: it takes no place under an
-		// array's cap, nor waits on a dependency first.
-		if j.Gated {
-			// A job that can never run bypasses the gates; the check
-			// comes first where admitting would take a counted place.
-			counted := s.counted(j.Spec)
-			if counted && s.cannotRun(j) {
-				s.admitted = append(s.admitted, j)
-				continue
-			}
-			if ok, why := s.admitOne(j); !ok && (counted || !s.cannotRun(j)) {
-				j.Reasons = why
-				if j.Reserved != nil {
-					j.Reserved = nil
-					s.offPlan = true
+	}
+	if last {
+		for i, j := range s.order {
+			if verdict[i] == gateLast {
+				if verdict[i] = s.admitOrHold(j); verdict[i] == gateHeld {
+					// Held by a gate, it is still stuck: set aside as such.
+					j.Reasons.Stuck = true
 				}
-				continue
 			}
 		}
-		s.admitted = append(s.admitted, j)
+	}
+	s.admitted = s.admitted[:0]
+	for i, j := range s.order {
+		if verdict[i] == gateAdmitted {
+			s.admitted = append(s.admitted, j)
+		}
 	}
 	return s.admitted
 }
 
-// cannotRun reports whether job can never run (BadRequest), or not even
-// under its limits' maxima (stuck).
-func (s *Scheduler) cannotRun(job *framework.Job) bool {
-	return s.runner.NeverFits(job) != "" || s.runner.isStuck(job)
+// gateVerdict is what the gates' pass decided of one job of the order.
+type gateVerdict uint8
+
+const (
+	gateAdmitted gateVerdict = iota
+	gateHeld
+	gateLast // stuck under a counting gate: asks the gates after the others
+)
+
+// grownVerdicts returns *v resized to n, reusing its array.
+func grownVerdicts(v *[]gateVerdict, n int) []gateVerdict {
+	if cap(*v) < n {
+		*v = make([]gateVerdict, n)
+	}
+	*v = (*v)[:n]
+	return *v
+}
+
+// admitOrHold asks the gates about job: admitted, or held with the reason
+// of the first gate that holds it back.
+func (s *Scheduler) admitOrHold(job *framework.Job) gateVerdict {
+	if ok, why := s.admitOne(job); !ok {
+		s.hold(job, why)
+		return gateHeld
+	}
+	return gateAdmitted
+}
+
+// hold gives job, kept out of the cycle's policies, the reasons why and
+// drops its reservation.
+func (s *Scheduler) hold(job *framework.Job, why framework.PendReasons) {
+	job.Reasons = why
+	if job.Reserved != nil {
+		job.Reserved = nil
+		s.offPlan = true
+	}
 }
 
 // counted reports whether a gate counts the admission of the job spec

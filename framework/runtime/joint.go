@@ -45,7 +45,14 @@ func grown(s []int, n int) []int {
 }
 
 // set records that each of host h's members takes each tasks of term t.
+// A host that takes none of t (each 0; MemberCapacity then counts no
+// member) leaves the member count that another term recorded: a host's
+// members are the same for every term, and a term it cannot serve must
+// not take them from the terms it can.
 func (j *jointCaps) set(t, h, each, members int) {
+	if each <= 0 {
+		return
+	}
 	j.cap[t*j.hosts+h] = each
 	j.members[h] = members
 }

@@ -27,6 +27,7 @@ type Scheduler struct {
 	policies   []framework.Policy    // per queue
 	gates      []framework.Gate      // the profile's, in order
 	admitted   []*framework.Job      // scratch: the jobs the gates admitted
+	verdicts   []gateVerdict         // scratch: per job of order, the gates' verdict
 	// gatesAsked: the last cycle asked the gates (some pending job was
 	// gated), whose Wakers then have a say in NextWake.
 	gatesAsked bool

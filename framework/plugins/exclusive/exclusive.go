@@ -12,6 +12,8 @@
 package exclusive
 
 import (
+	"math"
+
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
 )
@@ -28,6 +30,7 @@ type Plugin struct {
 var (
 	_ framework.Preparer   = (*Plugin)(nil)
 	_ framework.Classifier = (*Plugin)(nil)
+	_ framework.Bounder    = (*Plugin)(nil)
 )
 
 // New creates the per-host counters in st, the scheduler's state (before
@@ -63,4 +66,29 @@ func (p *Plugin) PrepareHost(req *framework.AllocRequest, h cluster.HostID) (fra
 	}
 	req.Host.Counters = append(req.Host.Counters, cluster.CounterAmount{Counter: p.first + cluster.CounterID(h), Amount: amount})
 	return framework.None, -1
+}
+
+// HostBound implements framework.Bounder, so that allocators size plans on
+// the hosts the counters let the job use: an exclusive job takes any
+// number of tasks of a host whose counter is unused (an idle host) and
+// none elsewhere; another job takes as many tasks as the counter has room
+// for (none on a host that runs an exclusive job). Without it, a plan
+// sized on free slots alone would put a bucket on a host an exclusive job
+// holds, and the runner's check would refuse the whole plan although
+// other hosts have room (issue 29). It names no limit (by is -1).
+func (p *Plugin) HostBound(job *framework.Job, _ *framework.Alternative, _ *framework.Term, h cluster.HostID, view *framework.View) (int, int32) {
+	free := view.State.CounterFree(p.first + cluster.CounterID(h))
+	if job.Spec.Exclusive {
+		if free+cluster.Epsilon >= p.slots[h] {
+			return math.MaxInt, -1
+		}
+		return 0, -1
+	}
+	return int(math.Floor(max(free, 0) + cluster.Epsilon)), -1
+}
+
+// JobBound implements framework.Bounder: the counters are per host, and
+// bound no job in all.
+func (*Plugin) JobBound(*framework.Job, *framework.Alternative, *framework.Term, *framework.View) (total, perHost int, by int32) {
+	return math.MaxInt, math.MaxInt, -1
 }
