@@ -19,6 +19,8 @@ import (
 // On a syntax error Parse returns a nil Requirement and an *Error whose Col
 // is the 1-based byte column of the offending token (len(s)+1 for an
 // unexpected end of input). Parse never panics.
+//
+// Parse enforces MaxDepth, MaxTerms and MaxItems (limits.go).
 func Parse(s string) (*Requirement, error) {
 	p := &parser{lx: lexer{src: s}}
 	r, err := p.requirement()
@@ -28,15 +30,13 @@ func Parse(s string) (*Requirement, error) {
 	return r, nil
 }
 
-// maxDepth bounds the nesting of parentheses and unary operators.
-const maxDepth = 200
-
 // maxInt is the largest count or ptile Parse accepts.
 const maxInt = math.MaxInt32
 
 type parser struct {
 	lx    lexer
-	depth int
+	depth int // nesting of parentheses and unary operators (MaxDepth)
+	terms int // operands of the current select expression (MaxTerms)
 }
 
 func (p *parser) peek(k int) token { return p.lx.peek(k) }
@@ -118,8 +118,12 @@ func (p *parser) compoundStart() bool {
 func (p *parser) alternatives() ([]*Compound, *Error) {
 	var alts []*Compound
 	for {
-		if open := p.next(); open.kind != tokLBrace {
+		open := p.next()
+		if open.kind != tokLBrace {
 			return nil, p.fail(open, "expected '{' after '||'")
+		}
+		if len(alts) == MaxItems {
+			return nil, p.fail(open, "more than %d alternatives", MaxItems)
 		}
 		var c *Compound
 		if p.compoundStart() {
@@ -150,6 +154,9 @@ func (p *parser) compound() (*Compound, *Error) {
 	c := &Compound{}
 	for {
 		t := p.next()
+		if len(c.Terms) == MaxItems {
+			return nil, p.fail(t, "more than %d compound terms", MaxItems)
+		}
 		count := 0
 		lbrace := t
 		switch t.kind {
@@ -267,7 +274,7 @@ func (p *parser) simple() (*Term, *Error) {
 			continue
 		}
 		if first && startsExpr(t) {
-			e, err := p.expr()
+			e, err := p.selectExpr()
 			if err != nil {
 				return nil, err
 			}
@@ -300,7 +307,7 @@ func startsExpr(t token) bool {
 func (p *parser) section(idx int, term *Term) *Error {
 	switch idx {
 	case secSelect:
-		e, err := p.expr()
+		e, err := p.selectExpr()
 		if err != nil {
 			return err
 		}
@@ -352,10 +359,15 @@ func (p *parser) section(idx int, term *Term) *Error {
 }
 
 // list parses `item (':' item)* ']'`; rusage also accepts ',' as separator.
-// item is called with the first token of each item, already consumed.
+// item is called with the first token of each item, already consumed; at
+// most MaxItems items.
 func (p *parser) list(name string, item func(token) *Error) *Error {
-	for {
-		if err := item(p.next()); err != nil {
+	for n := 0; ; n++ {
+		t := p.next()
+		if n == MaxItems {
+			return p.fail(t, "%s[]: more than %d entries", name, MaxItems)
+		}
+		if err := item(t); err != nil {
 			return err
 		}
 		sep := p.next()
