@@ -67,26 +67,36 @@ func (p *Select) All() bool { return p == nil || p.match == nil }
 //
 // All errors are *Error values.
 func CompileSelect(e Expr, s Schema) (*Select, error) {
+	sel, _, err := compileSelect(e, s)
+	if err != nil {
+		return nil, err
+	}
+	return sel, nil
+}
+
+// compileSelect is CompileSelect that also returns the work done: the
+// nodes visited, for the complexity tests.
+func compileSelect(e Expr, s Schema) (*Select, int, *Error) {
 	if e == nil {
-		return &Select{}, nil
+		return &Select{}, 0, nil
 	}
 	if s == nil {
-		return nil, errorf(0, "nil schema")
+		return nil, 0, errorf(0, "nil schema")
 	}
 	c := &compiler{s: s}
 	v, err := c.expr(e)
 	if err != nil {
-		return nil, err
+		return nil, c.work, err
 	}
 	cond, err := c.asCond(v)
 	if err != nil {
-		return nil, err
+		return nil, c.work, err
 	}
 	if v.kind == vBool && v.konst {
 		k := v.kb
-		return &Select{match: func([]float64) bool { return k }}, nil
+		return &Select{match: func([]float64) bool { return k }}, c.work, nil
 	}
-	return &Select{match: cond}, nil
+	return &Select{match: cond}, c.work, nil
 }
 
 // CompileOrder resolves the keys of an order section to columns of s: for
@@ -159,6 +169,7 @@ type compiler struct {
 	terms  int // operands compiled (MaxTerms)
 	binary int // binary operators on the path from the root (MaxTerms-1)
 	unary  int // unary operators on the path from the root (MaxDepth)
+	work   int // nodes visited
 }
 
 // errTerms is the error for an operand past MaxTerms, at col.
@@ -192,6 +203,7 @@ func (c *compiler) expr(e Expr) (cval, *Error) {
 // operand compiles e; an unknown Ident gives a vUnknown value. It checks
 // the limits before it recurses.
 func (c *compiler) operand(e Expr) (cval, *Error) {
+	c.work++
 	switch n := e.(type) {
 	case *Ident:
 		if n == nil {
@@ -347,6 +359,7 @@ func (c *compiler) arithChain(n *Binary) (cval, *Error) {
 		if len(spine) == MaxTerms-1 {
 			return cval{}, errTerms(0)
 		}
+		c.work++
 		spine = append(spine, b)
 	}
 	x, err := c.expr(spine[len(spine)-1].X)
@@ -438,6 +451,7 @@ func (c *compiler) flatten(n *Binary) ([]Expr, *Error) {
 	var ops []Expr
 	pending := []Expr{n}
 	for len(pending) > 0 {
+		c.work++
 		e := pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
 		if b, ok := e.(*Binary); ok && b != nil && b.Op == n.Op {

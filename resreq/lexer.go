@@ -54,10 +54,11 @@ func (t token) col() int { return t.pos + 1 }
 // it returns that token forever, so a lexical error is reported only if the
 // parser gets that far.
 type lexer struct {
-	src  string
-	pos  int
-	toks []token // lookahead buffer
-	err  bool
+	src     string
+	pos     int
+	toks    []token // lookahead buffer
+	err     bool
+	scanned int // tokens scanned, for the complexity tests
 }
 
 // peek returns the k-th token ahead (0 = the next one) without consuming it.
@@ -147,6 +148,7 @@ func (l *lexer) scan() token {
 	if l.err {
 		return l.toks[len(l.toks)-1]
 	}
+	l.scanned++
 	for l.pos < len(l.src) {
 		switch l.src[l.pos] {
 		case ' ', '\t', '\n', '\r':

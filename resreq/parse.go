@@ -1,9 +1,6 @@
 package resreq
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Parse parses a resource requirement string (docs/resreq.md):
 //
@@ -20,14 +17,22 @@ import (
 // is the 1-based byte column of the offending token (len(s)+1 for an
 // unexpected end of input). Parse never panics.
 //
-// Parse enforces MaxDepth, MaxTerms and MaxItems (limits.go).
+// Parse enforces MaxDepth, MaxTerms and MaxItems (limits.go); it takes time
+// and memory linear in len(s).
 func Parse(s string) (*Requirement, error) {
-	p := &parser{lx: lexer{src: s}}
-	r, err := p.requirement()
+	r, _, err := parse(s)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// parse is Parse that also returns the work done: the tokens scanned plus
+// the names compared or probed by the duplicate checks.
+func parse(s string) (*Requirement, int, *Error) {
+	p := &parser{lx: lexer{src: s}}
+	r, err := p.requirement()
+	return r, p.lx.scanned + p.work, err
 }
 
 // maxInt is the largest count or ptile Parse accepts.
@@ -37,6 +42,7 @@ type parser struct {
 	lx    lexer
 	depth int // nesting of parentheses and unary operators (MaxDepth)
 	terms int // operands of the current select expression (MaxTerms)
+	work  int // names compared or probed by duplicate checks
 }
 
 func (p *parser) peek(k int) token { return p.lx.peek(k) }
@@ -317,6 +323,7 @@ func (p *parser) section(idx int, term *Term) *Error {
 		term.Select = e
 		return nil
 	case secOrder:
+		seen := nameSet{work: &p.work}
 		return p.list("order", func(t token) *Error {
 			desc := false
 			if t.kind == tokMinus {
@@ -326,17 +333,16 @@ func (p *parser) section(idx int, term *Term) *Error {
 			if t.kind != tokIdent {
 				return p.fail(t, "expected attribute name in order section")
 			}
-			for _, k := range term.Order {
-				if k.Name == t.text {
-					return p.fail(t, "duplicate order key %q", t.text)
-				}
+			if !seen.add(t.text) {
+				return p.fail(t, "duplicate order key %q", t.text)
 			}
 			term.Order = append(term.Order, OrderKey{Name: t.text, Desc: desc})
 			return nil
 		})
 	case secRusage:
+		seen := nameSet{work: &p.work}
 		return p.list("rusage", func(t token) *Error {
-			r, err := p.rusage(t, term.Rusage)
+			r, err := p.rusage(t, &seen)
 			if err == nil {
 				term.Rusage = append(term.Rusage, r)
 			}
@@ -345,11 +351,12 @@ func (p *parser) section(idx int, term *Term) *Error {
 	case secSpan:
 		return p.span(term)
 	default: // same
+		seen := nameSet{work: &p.work}
 		return p.list("same", func(t token) *Error {
 			if t.kind != tokIdent {
 				return p.fail(t, "expected attribute name in same section")
 			}
-			if slices.Contains(term.Same, t.text) {
+			if !seen.add(t.text) {
 				return p.fail(t, "duplicate attribute %q in same section", t.text)
 			}
 			term.Same = append(term.Same, t.text)
@@ -381,18 +388,17 @@ func (p *parser) list(name string, item func(token) *Error) *Error {
 	}
 }
 
-// rusage parses `name=value` whose first token t is consumed.
-func (p *parser) rusage(t token, prev []Rusage) (Rusage, *Error) {
+// rusage parses `name=value` whose first token t is consumed; seen holds
+// the names before it.
+func (p *parser) rusage(t token, seen *nameSet) (Rusage, *Error) {
 	if t.kind != tokIdent {
 		return Rusage{}, p.fail(t, "expected resource name in rusage section")
 	}
 	if t.text == "duration" || t.text == "decay" {
 		return Rusage{}, p.fail(t, "unsupported rusage keyword %q", t.text)
 	}
-	for _, r := range prev {
-		if r.Name == t.text {
-			return Rusage{}, p.fail(t, "duplicate rusage resource %q", t.text)
-		}
+	if !seen.add(t.text) {
+		return Rusage{}, p.fail(t, "duplicate rusage resource %q", t.text)
 	}
 	if eq := p.next(); eq.kind != tokAssign {
 		return Rusage{}, p.fail(eq, "expected '=' after rusage name")
