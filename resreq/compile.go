@@ -167,8 +167,8 @@ func (v cval) describe() string {
 type compiler struct {
 	s      Schema
 	terms  int // operands compiled (MaxTerms)
-	binary int // binary operators on the path from the root (MaxTerms-1)
-	unary  int // unary operators on the path from the root (MaxDepth)
+	binary int // binary operators being compiled, one per call level (< MaxTerms)
+	unary  int // unary operators being compiled, one per call level (MaxDepth)
 	work   int // nodes visited
 }
 
