@@ -35,3 +35,46 @@ func BenchmarkSelectEval(b *testing.B) {
 		b.Fatal("no match")
 	}
 }
+
+// BenchmarkParseAndChain measures Parse and CompileSelect of the longest
+// && chain the limits accept: 512 comparisons, MaxTerms operands.
+func BenchmarkParseAndChain(b *testing.B) {
+	s, _ := items("select[", " && ", "]", MaxTerms/2, -1, named("mem > %d"))
+	schema := mapSchema{cols: fakeCols()}
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := Parse(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := CompileSelect(r.Alternatives[0].Terms[0].Select, schema); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseRusage measures Parse of the longest rusage list the
+// limits accept: MaxItems distinct names.
+func BenchmarkParseRusage(b *testing.B) {
+	s, _ := items("rusage[", ":", "]", MaxItems, -1, named("r%d=1"))
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// mapSchema is fakeSchema with its columns built once, so that a benchmark
+// measures the compiler rather than fakeCols.
+type mapSchema struct {
+	fakeSchema
+	cols map[string]fakeCol
+}
+
+func (s mapSchema) Lookup(name string) (int, Kind, bool) {
+	c, ok := s.cols[name]
+	return c.col, c.kind, ok
+}

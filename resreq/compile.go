@@ -54,28 +54,49 @@ func (p *Select) All() bool { return p == nil || p.match == nil }
 // neither NaN nor 0; arithmetic follows IEEE 754 (NaN propagates, division
 // by zero gives ±Inf or NaN); && and || short-circuit left to right.
 //
+// Limits: an expression with more than MaxTerms operands, or with unary
+// operators nested more than MaxDepth deep, is refused with "select[]: more
+// than 1024 terms" (at the Col of the operand past the limit, or 0 when the
+// check fails before one, e.g. on a long chain of operators) or
+// "select[]: nesting deeper than 200" (Col 0). Parse never builds such an
+// expression; the checks, made before each descent, bound the work and the
+// stack for trees built by hand (a node used twice counts twice). Within
+// them the work is linear in the size of e, the compiler recurses only
+// where e nests (not along chains like a + b + c or a && b && c), and
+// Match recurses at most as deep as e.
+//
 // All errors are *Error values.
 func CompileSelect(e Expr, s Schema) (*Select, error) {
+	sel, _, err := compileSelect(e, s)
+	if err != nil {
+		return nil, err
+	}
+	return sel, nil
+}
+
+// compileSelect is CompileSelect that also returns the work done: the
+// nodes visited, for the complexity tests.
+func compileSelect(e Expr, s Schema) (*Select, int, *Error) {
 	if e == nil {
-		return &Select{}, nil
+		return &Select{}, 0, nil
 	}
 	if s == nil {
-		return nil, errorf(0, "nil schema")
+		return nil, 0, errorf(0, "nil schema")
 	}
 	c := &compiler{s: s}
 	v, err := c.expr(e)
 	if err != nil {
-		return nil, err
+		return nil, c.work, err
 	}
 	cond, err := c.asCond(v)
 	if err != nil {
-		return nil, err
+		return nil, c.work, err
 	}
 	if v.kind == vBool && v.konst {
 		k := v.kb
-		return &Select{match: func([]float64) bool { return k }}, nil
+		return &Select{match: func([]float64) bool { return k }}, c.work, nil
 	}
-	return &Select{match: cond}, nil
+	return &Select{match: cond}, c.work, nil
 }
 
 // CompileOrder resolves the keys of an order section to columns of s: for
@@ -144,7 +165,23 @@ func (v cval) describe() string {
 }
 
 type compiler struct {
-	s Schema
+	s      Schema
+	terms  int // operands compiled (MaxTerms)
+	binary int // binary operators being compiled, one per call level (< MaxTerms)
+	unary  int // unary operators being compiled, one per call level (MaxDepth)
+	work   int // nodes visited
+}
+
+// errTerms is the error for an operand past MaxTerms, at col.
+func errTerms(col int) *Error { return errorf(col, "select[]: more than %d terms", MaxTerms) }
+
+// operandAt counts one operand at col.
+func (c *compiler) operandAt(col int) *Error {
+	c.terms++
+	if c.terms > MaxTerms {
+		return errTerms(col)
+	}
+	return nil
 }
 
 func firstPos(a, b int) int {
@@ -163,12 +200,17 @@ func (c *compiler) expr(e Expr) (cval, *Error) {
 	return v, err
 }
 
-// operand compiles e; an unknown Ident gives a vUnknown value.
+// operand compiles e; an unknown Ident gives a vUnknown value. It checks
+// the limits before it recurses.
 func (c *compiler) operand(e Expr) (cval, *Error) {
+	c.work++
 	switch n := e.(type) {
 	case *Ident:
 		if n == nil {
 			break
+		}
+		if err := c.operandAt(n.Col); err != nil {
+			return cval{}, err
 		}
 		col, kind, ok := c.s.Lookup(n.Name)
 		switch {
@@ -181,16 +223,27 @@ func (c *compiler) operand(e Expr) (cval, *Error) {
 		}
 		return cval{kind: vNum, col: col, name: n.Name, pos: n.Col}, nil
 	case *Number:
-		if n != nil {
-			return constNum(n.Value, 0), nil
+		if n == nil {
+			break
 		}
+		if err := c.operandAt(0); err != nil {
+			return cval{}, err
+		}
+		return constNum(n.Value, 0), nil
 	case *StringLit:
-		if n != nil {
-			return cval{kind: vStr, konst: true, k: c.s.StringValue(n.Value), col: -1, name: n.Value}, nil
+		if n == nil {
+			break
 		}
+		if err := c.operandAt(0); err != nil {
+			return cval{}, err
+		}
+		return cval{kind: vStr, konst: true, k: c.s.StringValue(n.Value), col: -1, name: n.Value}, nil
 	case *Defined:
 		if n == nil {
 			break
+		}
+		if err := c.operandAt(n.Col); err != nil {
+			return cval{}, err
 		}
 		col, _, ok := c.s.Lookup(n.Name)
 		if !ok || col < 0 {
@@ -201,18 +254,33 @@ func (c *compiler) operand(e Expr) (cval, *Error) {
 			return x == x
 		}}, nil
 	case *Unary:
-		if n != nil {
-			return c.unary(n)
+		if n == nil {
+			break
 		}
+		if c.unary == MaxDepth {
+			return cval{}, errorf(0, "select[]: nesting deeper than %d", MaxDepth)
+		}
+		c.unary++
+		v, err := c.compileUnary(n)
+		c.unary--
+		return v, err
 	case *Binary:
-		if n != nil {
-			return c.binary(n)
+		if n == nil {
+			break
 		}
+		// A tree of at most MaxTerms operands has fewer binary operators.
+		if c.binary == MaxTerms-1 {
+			return cval{}, errTerms(0)
+		}
+		c.binary++
+		v, err := c.compileBinary(n)
+		c.binary--
+		return v, err
 	}
 	return cval{}, errorf(0, "invalid expression node %T", e)
 }
 
-func (c *compiler) unary(n *Unary) (cval, *Error) {
+func (c *compiler) compileUnary(n *Unary) (cval, *Error) {
 	x, err := c.expr(n.X)
 	if err != nil {
 		return cval{}, err
@@ -247,7 +315,7 @@ func (c *compiler) unary(n *Unary) (cval, *Error) {
 	return cval{}, errorf(x.pos, "invalid unary operator %d", n.Op)
 }
 
-func (c *compiler) binary(n *Binary) (cval, *Error) {
+func (c *compiler) compileBinary(n *Binary) (cval, *Error) {
 	switch n.Op {
 	case OpAnd, OpOr:
 		return c.logic(n)
@@ -260,11 +328,7 @@ func (c *compiler) binary(n *Binary) (cval, *Error) {
 		}
 		return c.compare(n.Op, x, y, "operator \""+n.Op.String()+"\" not defined on %s")
 	case OpAdd, OpSub, OpMul, OpDiv:
-		x, y, err := c.pair(n.X, n.Y)
-		if err != nil {
-			return cval{}, err
-		}
-		return c.arith(n.Op, x, y)
+		return c.arithChain(n)
 	}
 	return cval{}, errorf(0, "invalid binary operator %d", n.Op)
 }
@@ -277,19 +341,49 @@ func (c *compiler) pair(ex, ey Expr) (x, y cval, err *Error) {
 	return
 }
 
+func isArith(op Op) bool { return op == OpAdd || op == OpSub || op == OpMul || op == OpDiv }
+
+// arithChain compiles n and the arithmetic operators down its left operands
+// (`a + b * c - d` is ((a + (b * c)) - d)) in one loop rather than one call
+// per operator: it compiles the bottom operand, then each right operand and
+// its operator from the bottom up, which are the closures and the errors,
+// in the same order, that compiling X, Y and then X op Y at every level
+// gives. A chain of MaxTerms operators has too many operands.
+func (c *compiler) arithChain(n *Binary) (cval, *Error) {
+	spine := []*Binary{n}
+	for {
+		b, ok := spine[len(spine)-1].X.(*Binary)
+		if !ok || b == nil || !isArith(b.Op) {
+			break
+		}
+		if len(spine) == MaxTerms-1 {
+			return cval{}, errTerms(0)
+		}
+		c.work++
+		spine = append(spine, b)
+	}
+	x, err := c.expr(spine[len(spine)-1].X)
+	if err != nil {
+		return cval{}, err
+	}
+	for i := len(spine) - 1; i >= 0; i-- {
+		y, err := c.expr(spine[i].Y)
+		if err != nil {
+			return cval{}, err
+		}
+		if x, err = c.arith(spine[i].Op, x, y); err != nil {
+			return cval{}, err
+		}
+	}
+	return x, nil
+}
+
 // logic compiles a chain of && (or of ||) into one loop over its operands.
 func (c *compiler) logic(n *Binary) (cval, *Error) {
-	var ops []Expr
-	var flatten func(e Expr)
-	flatten = func(e Expr) {
-		if b, ok := e.(*Binary); ok && b != nil && b.Op == n.Op {
-			flatten(b.X)
-			flatten(b.Y)
-			return
-		}
-		ops = append(ops, e)
+	ops, err := c.flatten(n)
+	if err != nil {
+		return cval{}, err
 	}
-	flatten(n)
 	isAnd := n.Op == OpAnd
 	var fs []condFn
 	pos := 0
@@ -346,6 +440,30 @@ func (c *compiler) logic(n *Binary) (cval, *Error) {
 		}
 		return false
 	}}, nil
+}
+
+// flatten lists the operands of the chain of n.Op (&& or ||) rooted at n,
+// left to right, without recursion. Each operand and each pending subtree
+// holds at least one operand of its own, so more than MaxTerms of them in
+// all is an error (before the list grows further, even when nodes are
+// shared).
+func (c *compiler) flatten(n *Binary) ([]Expr, *Error) {
+	var ops []Expr
+	pending := []Expr{n}
+	for len(pending) > 0 {
+		c.work++
+		e := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if b, ok := e.(*Binary); ok && b != nil && b.Op == n.Op {
+			pending = append(pending, b.Y, b.X)
+		} else {
+			ops = append(ops, e)
+		}
+		if len(ops)+len(pending) > MaxTerms {
+			return nil, errTerms(0)
+		}
+	}
+	return ops, nil
 }
 
 // equality compiles == and !=, resolving an unknown Ident compared with a

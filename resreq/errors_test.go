@@ -24,7 +24,7 @@ func TestParseErrors(t *testing.T) {
 		{"select[defined(3)]", 16, "expected attribute name after 'defined('"},
 		{"select[defined(x]", 17, "expected ')' after defined(x"},
 		{"mem > 3 )", 9, "expected operator or section after select expression, found ')'"},
-		{deep, 201, "expression nested too deeply"},
+		{deep, 201, "select[]: nesting deeper than 200"},
 		// lexical
 		{"select[a &b]", 10, "expected '&&'"},
 		{"select[a |b]", 10, "expected '||'"},

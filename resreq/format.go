@@ -184,6 +184,37 @@ func (o Op) String() string {
 	return "?"
 }
 
+// spaced returns a binary operator's spelling between single spaces.
+func (o Op) spaced() string {
+	switch o {
+	case OpOr:
+		return " || "
+	case OpAnd:
+		return " && "
+	case OpEq:
+		return " == "
+	case OpNe:
+		return " != "
+	case OpLt:
+		return " < "
+	case OpLe:
+		return " <= "
+	case OpGt:
+		return " > "
+	case OpGe:
+		return " >= "
+	case OpAdd:
+		return " + "
+	case OpSub:
+		return " - "
+	case OpMul:
+		return " * "
+	case OpDiv:
+		return " / "
+	}
+	return " " + o.String() + " "
+}
+
 // Precedence levels used for parenthesisation.
 const (
 	precOr = iota + 1
@@ -223,48 +254,78 @@ func exprPrec(e Expr) int {
 	return precPrimary
 }
 
-// writeExpr renders e with parentheses only where the tree differs from
-// what precedence and left associativity would give (comparisons never
-// chain, so a comparison operand of a comparison is parenthesised).
-func writeExpr(b *strings.Builder, e Expr) {
-	switch n := e.(type) {
-	case *Binary:
-		if n == nil {
-			break
-		}
-		p := n.Op.prec()
-		lp := p
-		if p == precCmp {
-			lp++
-		}
-		writeOperand(b, n.X, exprPrec(n.X) < lp)
-		b.WriteByte(' ')
-		b.WriteString(n.Op.String())
-		b.WriteByte(' ')
-		writeOperand(b, n.Y, exprPrec(n.Y) <= p)
-		return
-	case *Unary:
-		if n == nil {
-			break
-		}
-		b.WriteString(n.Op.String())
-		writeOperand(b, n.X, exprPrec(n.X) < precUnary)
-		return
-	case nil:
-		b.WriteString("()")
-		return
-	}
-	b.WriteString(e.String())
+// fmtItem is a pending piece of writeExpr's output: a literal when lit is
+// not empty, else expression e (a nil e renders as "()").
+type fmtItem struct {
+	e   Expr
+	lit string
 }
 
-func writeOperand(b *strings.Builder, e Expr, paren bool) {
-	if paren {
-		b.WriteByte('(')
+// writeExpr renders e with parentheses only where the tree differs from
+// what precedence and left associativity would give (comparisons never
+// chain, so a comparison operand of a comparison is parenthesised). It
+// keeps its pending pieces on a slice, not on the call stack, so any tree
+// renders, however deep; a nil node renders as "()".
+func writeExpr(b *strings.Builder, e Expr) {
+	stack := []fmtItem{{e: e}}
+	// push queues operand x, in parentheses when paren; pieces are pushed
+	// in reverse order of output.
+	push := func(x Expr, paren bool) {
+		if paren {
+			stack = append(stack, fmtItem{lit: ")"}, fmtItem{e: x}, fmtItem{lit: "("})
+			return
+		}
+		stack = append(stack, fmtItem{e: x})
 	}
-	writeExpr(b, e)
-	if paren {
-		b.WriteByte(')')
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.lit != "" {
+			b.WriteString(it.lit)
+			continue
+		}
+		if isNilExpr(it.e) {
+			b.WriteString("()")
+			continue
+		}
+		switch n := it.e.(type) {
+		case *Binary:
+			p := n.Op.prec()
+			lp := p
+			if p == precCmp {
+				lp++
+			}
+			push(n.Y, exprPrec(n.Y) <= p)
+			stack = append(stack, fmtItem{lit: n.Op.spaced()})
+			push(n.X, exprPrec(n.X) < lp)
+		case *Unary:
+			push(n.X, exprPrec(n.X) < precUnary)
+			stack = append(stack, fmtItem{lit: n.Op.String()})
+		default: // a leaf
+			b.WriteString(n.String())
+		}
 	}
+}
+
+// isNilExpr reports whether e is nil or a nil pointer to a node type.
+func isNilExpr(e Expr) bool {
+	switch n := e.(type) {
+	case nil:
+		return true
+	case *Binary:
+		return n == nil
+	case *Unary:
+		return n == nil
+	case *Ident:
+		return n == nil
+	case *Number:
+		return n == nil
+	case *StringLit:
+		return n == nil
+	case *Defined:
+		return n == nil
+	}
+	return false
 }
 
 // String returns the name.

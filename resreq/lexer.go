@@ -54,25 +54,31 @@ func (t token) col() int { return t.pos + 1 }
 // it returns that token forever, so a lexical error is reported only if the
 // parser gets that far.
 type lexer struct {
-	src  string
-	pos  int
-	toks []token // lookahead buffer
-	err  bool
+	src     string
+	pos     int
+	ring    [4]token // lookahead: ring[(head+i)%4] for i < n; the parser peeks 3 ahead at most
+	head, n int
+	errTok  token // the first error token, once err
+	err     bool
+	scanned int // tokens scanned, for the complexity tests
 }
 
-// peek returns the k-th token ahead (0 = the next one) without consuming it.
+// peek returns the k-th token ahead (0 = the next one, k <= 2) without
+// consuming it.
 func (l *lexer) peek(k int) token {
-	for len(l.toks) <= k {
-		l.toks = append(l.toks, l.scan())
+	for l.n <= k {
+		l.ring[(l.head+l.n)%len(l.ring)] = l.scan()
+		l.n++
 	}
-	return l.toks[k]
+	return l.ring[(l.head+k)%len(l.ring)]
 }
 
 // next consumes and returns the next token.
 func (l *lexer) next() token {
 	t := l.peek(0)
 	if t.kind != tokEOF && t.kind != tokErr {
-		l.toks = l.toks[1:]
+		l.head = (l.head + 1) % len(l.ring)
+		l.n--
 	}
 	return t
 }
@@ -145,8 +151,9 @@ func op1(c byte) tokKind {
 
 func (l *lexer) scan() token {
 	if l.err {
-		return l.toks[len(l.toks)-1]
+		return l.errTok
 	}
+	l.scanned++
 	for l.pos < len(l.src) {
 		switch l.src[l.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -238,5 +245,6 @@ func (l *lexer) scanNumber() token {
 
 func (l *lexer) fail(pos int, format string, args ...any) token {
 	l.err = true
-	return token{kind: tokErr, pos: pos, text: errorf(pos+1, format, args...).Msg}
+	l.errTok = token{kind: tokErr, pos: pos, text: errorf(pos+1, format, args...).Msg}
+	return l.errTok
 }

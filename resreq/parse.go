@@ -1,9 +1,6 @@
 package resreq
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Parse parses a resource requirement string (docs/resreq.md):
 //
@@ -19,24 +16,33 @@ import (
 // On a syntax error Parse returns a nil Requirement and an *Error whose Col
 // is the 1-based byte column of the offending token (len(s)+1 for an
 // unexpected end of input). Parse never panics.
+//
+// Parse enforces MaxDepth, MaxTerms and MaxItems (limits.go); it takes time
+// and memory linear in len(s).
 func Parse(s string) (*Requirement, error) {
-	p := &parser{lx: lexer{src: s}}
-	r, err := p.requirement()
+	r, _, err := parse(s)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// maxDepth bounds the nesting of parentheses and unary operators.
-const maxDepth = 200
+// parse is Parse that also returns the work done: the tokens scanned plus
+// the names compared or probed by the duplicate checks.
+func parse(s string) (*Requirement, int, *Error) {
+	p := &parser{lx: lexer{src: s}}
+	r, err := p.requirement()
+	return r, p.lx.scanned + p.work, err
+}
 
 // maxInt is the largest count or ptile Parse accepts.
 const maxInt = math.MaxInt32
 
 type parser struct {
 	lx    lexer
-	depth int
+	depth int // nesting of parentheses and unary operators (MaxDepth)
+	terms int // operands of the current select expression (MaxTerms)
+	work  int // names compared or probed by duplicate checks
 }
 
 func (p *parser) peek(k int) token { return p.lx.peek(k) }
@@ -118,8 +124,12 @@ func (p *parser) compoundStart() bool {
 func (p *parser) alternatives() ([]*Compound, *Error) {
 	var alts []*Compound
 	for {
-		if open := p.next(); open.kind != tokLBrace {
+		open := p.next()
+		if open.kind != tokLBrace {
 			return nil, p.fail(open, "expected '{' after '||'")
+		}
+		if len(alts) == MaxItems {
+			return nil, p.fail(open, "more than %d alternatives", MaxItems)
 		}
 		var c *Compound
 		if p.compoundStart() {
@@ -150,6 +160,9 @@ func (p *parser) compound() (*Compound, *Error) {
 	c := &Compound{}
 	for {
 		t := p.next()
+		if len(c.Terms) == MaxItems {
+			return nil, p.fail(t, "more than %d compound terms", MaxItems)
+		}
 		count := 0
 		lbrace := t
 		switch t.kind {
@@ -267,7 +280,7 @@ func (p *parser) simple() (*Term, *Error) {
 			continue
 		}
 		if first && startsExpr(t) {
-			e, err := p.expr()
+			e, err := p.selectExpr()
 			if err != nil {
 				return nil, err
 			}
@@ -300,7 +313,7 @@ func startsExpr(t token) bool {
 func (p *parser) section(idx int, term *Term) *Error {
 	switch idx {
 	case secSelect:
-		e, err := p.expr()
+		e, err := p.selectExpr()
 		if err != nil {
 			return err
 		}
@@ -310,6 +323,7 @@ func (p *parser) section(idx int, term *Term) *Error {
 		term.Select = e
 		return nil
 	case secOrder:
+		seen := nameSet{work: &p.work}
 		return p.list("order", func(t token) *Error {
 			desc := false
 			if t.kind == tokMinus {
@@ -319,17 +333,16 @@ func (p *parser) section(idx int, term *Term) *Error {
 			if t.kind != tokIdent {
 				return p.fail(t, "expected attribute name in order section")
 			}
-			for _, k := range term.Order {
-				if k.Name == t.text {
-					return p.fail(t, "duplicate order key %q", t.text)
-				}
+			if !seen.add(t.text) {
+				return p.fail(t, "duplicate order key %q", t.text)
 			}
 			term.Order = append(term.Order, OrderKey{Name: t.text, Desc: desc})
 			return nil
 		})
 	case secRusage:
+		seen := nameSet{work: &p.work}
 		return p.list("rusage", func(t token) *Error {
-			r, err := p.rusage(t, term.Rusage)
+			r, err := p.rusage(t, &seen)
 			if err == nil {
 				term.Rusage = append(term.Rusage, r)
 			}
@@ -338,11 +351,12 @@ func (p *parser) section(idx int, term *Term) *Error {
 	case secSpan:
 		return p.span(term)
 	default: // same
+		seen := nameSet{work: &p.work}
 		return p.list("same", func(t token) *Error {
 			if t.kind != tokIdent {
 				return p.fail(t, "expected attribute name in same section")
 			}
-			if slices.Contains(term.Same, t.text) {
+			if !seen.add(t.text) {
 				return p.fail(t, "duplicate attribute %q in same section", t.text)
 			}
 			term.Same = append(term.Same, t.text)
@@ -352,10 +366,15 @@ func (p *parser) section(idx int, term *Term) *Error {
 }
 
 // list parses `item (':' item)* ']'`; rusage also accepts ',' as separator.
-// item is called with the first token of each item, already consumed.
+// item is called with the first token of each item, already consumed; at
+// most MaxItems items.
 func (p *parser) list(name string, item func(token) *Error) *Error {
-	for {
-		if err := item(p.next()); err != nil {
+	for n := 0; ; n++ {
+		t := p.next()
+		if n == MaxItems {
+			return p.fail(t, "%s[]: more than %d entries", name, MaxItems)
+		}
+		if err := item(t); err != nil {
 			return err
 		}
 		sep := p.next()
@@ -369,18 +388,17 @@ func (p *parser) list(name string, item func(token) *Error) *Error {
 	}
 }
 
-// rusage parses `name=value` whose first token t is consumed.
-func (p *parser) rusage(t token, prev []Rusage) (Rusage, *Error) {
+// rusage parses `name=value` whose first token t is consumed; seen holds
+// the names before it.
+func (p *parser) rusage(t token, seen *nameSet) (Rusage, *Error) {
 	if t.kind != tokIdent {
 		return Rusage{}, p.fail(t, "expected resource name in rusage section")
 	}
 	if t.text == "duration" || t.text == "decay" {
 		return Rusage{}, p.fail(t, "unsupported rusage keyword %q", t.text)
 	}
-	for _, r := range prev {
-		if r.Name == t.text {
-			return Rusage{}, p.fail(t, "duplicate rusage resource %q", t.text)
-		}
+	if !seen.add(t.text) {
+		return Rusage{}, p.fail(t, "duplicate rusage resource %q", t.text)
 	}
 	if eq := p.next(); eq.kind != tokAssign {
 		return Rusage{}, p.fail(eq, "expected '=' after rusage name")

@@ -10,7 +10,12 @@ package resreq
 //	unary = ("!"|"-") unary | primary
 //	primary = ident | number | string | "defined" "(" ident ")" | "(" or ")"
 
-func (p *parser) expr() (Expr, *Error) { return p.or() }
+// selectExpr parses one select expression, with its own MaxDepth and
+// MaxTerms budget.
+func (p *parser) selectExpr() (Expr, *Error) {
+	p.depth, p.terms = 0, 0
+	return p.or()
+}
 
 func (p *parser) or() (Expr, *Error) {
 	return p.leftAssoc(p.and, func(k tokKind) Op {
@@ -140,14 +145,29 @@ func (p *parser) unary() (Expr, *Error) {
 // enter counts one level of nesting at token t.
 func (p *parser) enter(t token) *Error {
 	p.depth++
-	if p.depth > maxDepth {
-		return p.fail(t, "expression nested too deeply")
+	if p.depth > MaxDepth {
+		return p.fail(t, "select[]: nesting deeper than %d", MaxDepth)
+	}
+	return nil
+}
+
+// operand counts one operand at token t.
+func (p *parser) operand(t token) *Error {
+	p.terms++
+	if p.terms > MaxTerms {
+		return p.fail(t, "select[]: more than %d terms", MaxTerms)
 	}
 	return nil
 }
 
 func (p *parser) primary() (Expr, *Error) {
 	t := p.next()
+	switch t.kind {
+	case tokIdent, tokNumber, tokString:
+		if err := p.operand(t); err != nil {
+			return nil, err
+		}
+	}
 	switch t.kind {
 	case tokIdent:
 		if t.text != "defined" || p.peek(0).kind != tokLParen {
