@@ -53,28 +53,34 @@ func staticConjuncts(e resreq.Expr, c *cluster.Cluster) resreq.Expr {
 // free >= x fall with it, free < x and free <= x rise. Anything else that
 // reads a free amount (==, !=, arithmetic on it, a bare free amount as a
 // condition) counts as rising: the answer errs on the safe side.
+//
+// It visits each node once: && and || descend without asking readsFree of
+// the whole subtree, which each level asking it made quadratic in a
+// chain's length (issue 29); readsFree is asked only of the operands of a
+// comparison or of a node falling does not descend into.
 func falling(e resreq.Expr, c *cluster.Cluster, up bool) bool {
-	if !readsFree(e, c) {
-		return true
-	}
 	switch n := e.(type) {
 	case *resreq.Unary:
-		return n.Op == resreq.OpNot && falling(n.X, c, !up)
+		if n.Op == resreq.OpNot {
+			return falling(n.X, c, !up)
+		}
 	case *resreq.Binary:
 		switch n.Op {
 		case resreq.OpAnd, resreq.OpOr:
 			return falling(n.X, c, up) && falling(n.Y, c, up)
 		case resreq.OpLt, resreq.OpLe, resreq.OpGt, resreq.OpGe:
-			x, xFree := n.X.(*resreq.Ident)
-			y, yFree := n.Y.(*resreq.Ident)
-			xFree = xFree && readsFree(x, c)
-			yFree = yFree && readsFree(y, c)
+			xReads, yReads := readsFree(n.X, c), readsFree(n.Y, c)
+			if !xReads && !yReads {
+				return true
+			}
+			_, xIdent := n.X.(*resreq.Ident)
+			_, yIdent := n.Y.(*resreq.Ident)
 			// grows: the comparison holds for larger values of the free side.
 			var grows bool
 			switch {
-			case xFree && !readsFree(n.Y, c):
+			case xIdent && xReads && !yReads:
 				grows = n.Op == resreq.OpGt || n.Op == resreq.OpGe
-			case yFree && !readsFree(n.X, c):
+			case yIdent && yReads && !xReads:
 				grows = n.Op == resreq.OpLt || n.Op == resreq.OpLe
 			default:
 				return false
@@ -82,5 +88,5 @@ func falling(e resreq.Expr, c *cluster.Cluster, up bool) bool {
 			return grows == up
 		}
 	}
-	return false
+	return !readsFree(e, c)
 }
