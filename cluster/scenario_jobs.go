@@ -25,18 +25,25 @@ const (
 )
 
 // loadJobs reads the jobs list: from the document, or one item at a time
-// (l.stream, scenario_stream.go).
+// (l.stream, scenario_stream.go), once the number of jobs it declares is
+// known to be at most MaxScenarioJobs (scenario_declared.go).
 func (l *loader) loadJobs(top *fieldSet) error {
 	var items []ast.Node
 	n := 0
 	if l.stream != nil {
 		n = l.stream.r.items
+		if err := l.checkDeclaredStream(); err != nil {
+			return err
+		}
 	} else {
 		var err error
 		if items, _, err = l.sequence(top.m["jobs"].val, "jobs"); err != nil {
 			return err
 		}
 		n = len(items)
+		if err := l.checkDeclaredItems(items); err != nil {
+			return err
+		}
 	}
 	jl := jobList{ids: make(map[JobID]int, n)}
 	l.running = map[int]position{}

@@ -96,6 +96,25 @@ func ParseName(s string, maxSize int) (spec Spec, isArray bool, err error) {
 	return spec, true, nil
 }
 
+// Count returns how many elements the scenario form of an array s,
+// "index_list[%limit]", declares: the sum of its items' counts, without
+// making any index (time and memory bounded by len(s)). Its errors are
+// Parse's, but for an index listed twice, which only the expanded list
+// shows (the count then counts it twice): a spec Parse takes has
+// len(Indices) elements, and Count gives that number. A count above
+// maxSize is Parse's error.
+func Count(s string, maxSize int) (int, error) {
+	list, lim, capped := strings.Cut(s, "%")
+	_, _, total, err := listItems(list, 0, maxSize)
+	if err == nil && capped {
+		_, err = limit(lim, len(list)+2)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return total, nil
+}
+
 // parse reads "index_list[%limit]".
 func parse(s string, maxSize int) (Spec, error) {
 	list, lim, capped := strings.Cut(s, "%")
@@ -120,21 +139,9 @@ func limit(s string, col int) (int, error) {
 // what the user wrote.
 func parseList(list string, off, maxSize int) (Spec, error) {
 	var spec Spec
-	var items []rng
-	var cols []int // of each item
-	total := 0
-	col := off + 1
-	for _, part := range strings.Split(list, ",") {
-		it, err := rangeItem(part, col)
-		if err != nil {
-			return Spec{}, err
-		}
-		n := int((it.hi-it.lo)/it.step + 1)
-		if total += n; total > maxSize {
-			return Spec{}, errorf(col, "more than %d elements (the most an array may have)", maxSize)
-		}
-		items, cols = append(items, it), append(cols, col)
-		col += len(part) + 1
+	items, cols, total, err := listItems(list, off, maxSize)
+	if err != nil {
+		return Spec{}, err
 	}
 	// Each index with the column of its item, to name the later of two
 	// items that list one index twice.
@@ -157,6 +164,28 @@ func parseList(list string, off, maxSize int) (Spec, error) {
 		spec.Indices[i] = a.index
 	}
 	return spec, nil
+}
+
+// listItems reads the items of an index list whose first byte is at column
+// off+1, with the column of each and the sum of their counts, at most
+// maxSize (else an error at the item that passes it). It makes no index.
+func listItems(list string, off, maxSize int) (items []rng, cols []int, total int, err error) {
+	col := off + 1
+	for part := range strings.SplitSeq(list, ",") {
+		it, err := rangeItem(part, col)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		// Both at most MaxIndex: no overflow, and total stays at most
+		// maxSize + MaxIndex.
+		n := int((it.hi-it.lo)/it.step + 1)
+		if total += n; total > maxSize {
+			return nil, nil, 0, errorf(col, "more than %d elements (the most an array may have)", maxSize)
+		}
+		items, cols = append(items, it), append(cols, col)
+		col += len(part) + 1
+	}
+	return items, cols, total, nil
 }
 
 type rng struct{ lo, hi, step int64 }

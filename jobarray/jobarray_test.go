@@ -2,7 +2,9 @@ package jobarray
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -124,7 +126,7 @@ func TestFormat(t *testing.T) {
 
 // FuzzParse: any input gives an error or an array within bounds, with
 // ascending distinct indices in range, that Format writes back to the same
-// array; nothing panics.
+// array, and whose size Count gives; nothing panics.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"1", "1-5", "1-10:3,20%4", "a[1-3]%2", "3:2", "1-3,2", "%", "[", "1-2147483646"} {
 		f.Add(s)
@@ -146,6 +148,12 @@ func FuzzParse(f *testing.F) {
 			}
 		} else if e := (*Error)(nil); !errors.As(err, &e) || e.Col < 1 || e.Col > len(s)+2 {
 			t.Fatalf("%q: error %v", s, err)
+		}
+		// Count agrees: the element count, or Parse's error but for an
+		// index listed twice (which Count cannot see).
+		if n, cerr := Count(s, 100); err == nil && (cerr != nil || n != len(spec.Indices)) ||
+			err != nil && !strings.Contains(err.Error(), "listed twice") && fmt.Sprint(cerr) != err.Error() {
+			t.Fatalf("%q: Count = %d, %v; Parse: %d, %v", s, n, cerr, len(spec.Indices), err)
 		}
 		if _, _, err := ParseName(s, 100); err != nil {
 			if e := (*Error)(nil); !errors.As(err, &e) || e.Col < 1 || e.Col > len(s)+2 {

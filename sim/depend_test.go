@@ -65,7 +65,7 @@ func TestSWFThinkTimeHorizon(t *testing.T) {
 	j2 := rec(2, 0, 1, 5, 5)
 	j2.PrecedingID, j2.ThinkTime = 1, cluster.MaxTime
 	w := &sim.Workload{Header: swf.Header{MaxNodes: 1, MaxProcs: 1, UnixStartTime: -1}, Jobs: []swf.Job{rec(1, 0, 1, 10, 10), j2}}
-	if _, err := sim.Prepare(w, sim.Setup{Clean: true, Dependencies: true}); err == nil || !strings.Contains(err.Error(), "job 2: the latest submit time plus the runtimes and the think times") {
+	if _, err := sim.Prepare(w, sim.Setup{Clean: true, Dependencies: true}); err == nil || !strings.Contains(err.Error(), "job 2 (record 2): the latest submit time plus the runtimes and the think times") {
 		t.Errorf("Prepare: %v", err)
 	}
 	if _, err := sim.Prepare(w, sim.Setup{Clean: true}); err != nil {

@@ -138,10 +138,10 @@ func TestPrepareChecks(t *testing.T) {
 		{"submit 2^62", []swf.Job{rec(1, 0, 1, 5, -1), rec(2, 1<<62, 1, 1<<62, -1)}, "job 2 (record 2): submit time 4611686018427387904 s is above 10^15 s"},
 		{"run 2^63-1", []swf.Job{rec(1, 0, 1, 9223372036854775807, -1)}, "job 1 (record 1): run time 9223372036854775807 s is above 10^15 s"},
 		{"requested 10^15+1", []swf.Job{rec(1, 0, 1, 5, 1_000_000_000_000_001)}, "job 1 (record 1): requested time 1000000000000001 s is above 10^15 s"},
-		{"duplicate", []swf.Job{rec(3, 0, 1, 5, -1), rec(1, 0, 1, 5, -1), rec(3, 9, 1, 5, -1)}, "job number 3 repeats (records 1 and 3)"},
-		{"horizon", thousand, "job 1001: the latest submit time so far (0 s) plus the runtimes of the jobs up to it (1001000000000000 s) exceed 10^15 s, the most a simulation may reach"},
+		{"duplicate", []swf.Job{rec(3, 0, 1, 5, -1), rec(1, 0, 1, 5, -1), rec(3, 9, 1, 5, -1)}, "job 3 (record 3): job number 3 repeats (first as record 1)"},
+		{"horizon", thousand, "job 1001 (record 1001): the latest submit time so far (0 s) plus the runtimes of the jobs up to it (1001000000000000 s) exceed 10^15 s, the most a simulation may reach"},
 		{"horizon by the submit time", []swf.Job{rec(1, 0, 1, 10, -1), rec(2, 999_999_999_999_995, 1, 5, -1)},
-			"job 2: the latest submit time so far (999999999999995 s) plus the runtimes of the jobs up to it (15 s) exceed 10^15 s, the most a simulation may reach"},
+			"job 2 (record 2): the latest submit time so far (999999999999995 s) plus the runtimes of the jobs up to it (15 s) exceed 10^15 s, the most a simulation may reach"},
 	} {
 		_, err := sim.Prepare(&sim.Workload{Header: hdr, Jobs: tc.jobs}, sim.Setup{})
 		if err == nil || err.Error() != tc.want {

@@ -13,8 +13,8 @@ import (
 // field 8), the runtime field 4 (at least 0), the estimate the requested
 // time (field 9), else the runtime. empty is the parsed empty
 // requirement. An unknown queue or a requirement that does not parse is
-// an error naming the job (and its line); so is passing the horizon
-// (cluster.MaxTime).
+// an error naming the file, the job's line and the job (Workload.at); so
+// is passing the horizon (cluster.MaxTime).
 func (p *Prepared) requests(w *Workload, empty *resreq.Requirement) error {
 	c := p.Cluster
 	if len(w.Requests) != len(w.Jobs) {
@@ -24,10 +24,7 @@ func (p *Prepared) requests(w *Workload, empty *resreq.Requirement) error {
 	var latest, total int64
 	for i, j := range w.Jobs {
 		r := w.Requests[i]
-		at := fmt.Sprintf("job %d", j.ID)
-		if r.Line > 0 {
-			at = fmt.Sprintf("job %d (line %d)", j.ID, r.Line)
-		}
+		at := w.at(i)
 		q := cluster.QueueID(0)
 		if r.Queue != "" {
 			var ok bool

@@ -28,7 +28,7 @@ import (
 //
 // file names the jobs' file in errors, which name the job's line.
 func SlurmWorkload(jobs []slurm.Job, c *cluster.Cluster, file string, absolute bool) (*Workload, error) {
-	w := &Workload{Header: swf.Header{UnixStartTime: -1}, Jobs: make([]swf.Job, 0, len(jobs)), Requests: make([]Request, 0, len(jobs))}
+	w := &Workload{Header: swf.Header{UnixStartTime: -1}, Jobs: make([]swf.Job, 0, len(jobs)), Requests: make([]Request, 0, len(jobs)), File: file}
 	if len(jobs) == 0 {
 		return w, nil
 	}

@@ -48,14 +48,14 @@ func ReadSWF(path string, skipBad bool) (*Workload, ReadStats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	w := &Workload{Header: h}
+	w := &Workload{Header: h, File: path, MaxNodesLine: r.HeaderLine("MaxNodes"), MaxProcsLine: r.HeaderLine("MaxProcs")}
 	if fi, err := os.Stat(path); err == nil && fi.Size() < 1<<32 {
 		// Archive lines are 60–100 bytes: size the slice once (a .gz file
 		// grows it as needed).
 		w.Jobs = make([]swf.Job, 0, fi.Size()/70+16)
 	}
 	var (
-		lines      []int         // line of each record kept
+		lines      []int         // line of each record kept (w.Lines)
 		seen       map[int64]int // job number -> line; built at the first number that does not increase
 		total      int64         // run times so far
 		latest     int64         // the latest submit time so far
@@ -108,6 +108,7 @@ func ReadSWF(path string, skipBad bool) (*Workload, ReadStats, error) {
 		w.Jobs = append(w.Jobs, j)
 		lines = append(lines, line)
 	}
+	w.Lines = lines
 	st.Skipped = r.Skipped() + dups
 	return w, st, nil
 }

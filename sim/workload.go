@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -34,6 +33,56 @@ type Workload struct {
 	// index; SlurmWorkload), so that a replay can be written in their
 	// terms (sacct -P).
 	Slurm []slurm.Job
+	// File is the file the workload was read from ("" for a generated
+	// one), and Lines, when set, the line of each record of Jobs in it
+	// (same index; ReadSWF; a Slurm workload's are its Requests' Line):
+	// Prepare's errors name them, "FILE:LINE: job N: …".
+	File  string
+	Lines []int
+	// MaxNodesLine and MaxProcsLine are the lines of File's header that
+	// gave Header.MaxNodes and MaxProcs (0: none; ReadSWF).
+	MaxNodesLine, MaxProcsLine int
+}
+
+// at names record i of w in an error: "FILE:LINE: job N", without what
+// is not known ("FILE: job N (record i+1)" without its line, "job N
+// (record i+1)" without a file).
+func (w *Workload) at(i int) string {
+	line := 0
+	switch {
+	case i < len(w.Lines):
+		line = w.Lines[i]
+	case i < len(w.Requests):
+		line = w.Requests[i].Line
+	}
+	job := fmt.Sprintf("job %d", w.Jobs[i].ID)
+	switch {
+	case w.File != "" && line > 0:
+		return fmt.Sprintf("%s:%d: %s", w.File, line, job)
+	case w.File != "":
+		return fmt.Sprintf("%s: %s (record %d)", w.File, job, i+1)
+	case line > 0:
+		return fmt.Sprintf("line %d: %s", line, job)
+	}
+	return fmt.Sprintf("%s (record %d)", job, i+1)
+}
+
+// headerLine names line n of w's file's header in an error ("FILE:N: ",
+// "FILE: " when n is 0, "" for a generated workload).
+func (w *Workload) headerLine(n int) string {
+	if w.File == "" || n <= 0 {
+		return w.whole()
+	}
+	return fmt.Sprintf("%s:%d: ", w.File, n)
+}
+
+// whole names w's file in an error about the whole of it ("FILE: ";
+// "" for a generated workload).
+func (w *Workload) whole() string {
+	if w.File == "" {
+		return ""
+	}
+	return w.File + ": "
 }
 
 // Request is what a job of a Workload asks for beyond its SWF record.
@@ -116,11 +165,11 @@ type Prepared struct {
 // BadRequest and is counted as rejected, never shrunk. Jobs are replayed in
 // submit order (ties in record order).
 //
-// It is an error, naming the job number (and record, 1-based), if a job
-// number repeats, if a submit, run or requested time is above
-// cluster.MaxTime (10^15 s), or if the latest submit time plus the sum of
-// the runtimes of the jobs kept is: ReadSWF rejects all these with the
-// line, but a Workload may come from elsewhere.
+// It is an error, naming the workload's file and the job's line
+// (Workload.at), if a job number repeats, if a submit, run or requested
+// time is above cluster.MaxTime (10^15 s), or if the latest submit time
+// plus the sum of the runtimes of the jobs kept is: ReadSWF rejects all
+// these, but a Workload may come from elsewhere.
 func Prepare(w *Workload, s Setup) (*Prepared, error) {
 	if err := checkWorkload(w); err != nil {
 		return nil, err
@@ -147,7 +196,7 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 	}
 	var latest, total int64 // of the jobs kept so far
 	var users userNames
-	for _, j := range w.Jobs {
+	for i, j := range w.Jobs {
 		procs := j.ReqProcs
 		if procs <= 0 {
 			procs = j.AllocProcs
@@ -167,8 +216,8 @@ func Prepare(w *Workload, s Setup) (*Prepared, error) {
 		// The horizon (cluster.MaxTime); terms at most MaxTime: no overflow.
 		latest = max(latest, j.Submit)
 		if total += run; latest+total > cluster.MaxTime {
-			return nil, fmt.Errorf("job %d: the latest submit time so far (%d s) plus the runtimes of the jobs up to it (%d s) exceed 10^15 s, the most a simulation may reach",
-				j.ID, latest, total)
+			return nil, fmt.Errorf("%s: the latest submit time so far (%d s) plus the runtimes of the jobs up to it (%d s) exceed 10^15 s, the most a simulation may reach",
+				w.at(i), latest, total)
 		}
 		est := j.ReqTime
 		if est <= 0 {
@@ -241,16 +290,17 @@ func (p *Prepared) link(w *Workload, horizon int64) error {
 	for _, j := range p.Cluster.Jobs {
 		kept[int64(j.ID)] = true
 	}
-	rec := make(map[int64]*swf.Job, len(w.Jobs))
+	rec := make(map[int64]int, len(w.Jobs)) // job number -> record
 	for i := range w.Jobs {
-		rec[w.Jobs[i].ID] = &w.Jobs[i]
+		rec[w.Jobs[i].ID] = i
 	}
 	for i := range p.Cluster.Jobs {
 		j := &p.Cluster.Jobs[i]
-		r := rec[int64(j.ID)]
-		if r == nil || r.PrecedingID <= 0 {
+		k, ok := rec[int64(j.ID)]
+		if !ok || w.Jobs[k].PrecedingID <= 0 {
 			continue
 		}
+		r := &w.Jobs[k]
 		if !kept[r.PrecedingID] || r.PrecedingID == int64(j.ID) {
 			p.Unlinked++
 			continue
@@ -261,7 +311,7 @@ func (p *Prepared) link(w *Workload, horizon int64) error {
 		}
 		j.Depend, j.ThinkTime = e, max(r.ThinkTime, 0)
 		if horizon += j.ThinkTime; horizon > cluster.MaxTime {
-			return fmt.Errorf("job %d: the latest submit time plus the runtimes and the think times up to it exceed 10^15 s, the most a simulation may reach", j.ID)
+			return fmt.Errorf("%s: the latest submit time plus the runtimes and the think times up to it exceed 10^15 s, the most a simulation may reach", w.at(k))
 		}
 		p.Linked++
 	}
@@ -271,14 +321,23 @@ func (p *Prepared) link(w *Workload, horizon int64) error {
 // checkWorkload checks that job numbers are unique and times at most
 // cluster.MaxTime (the bound of swf.MaxTime too).
 func checkWorkload(w *Workload) error {
-	var seen map[int64]int // job number -> record; built at the first number that does not increase
+	var seen map[int64]int        // job number -> record; built at the first number that does not increase
+	first := func(k int) string { // record k, for "first …"
+		if k < len(w.Lines) && w.Lines[k] > 0 {
+			return fmt.Sprintf("first on line %d", w.Lines[k])
+		}
+		if k < len(w.Requests) && w.Requests[k].Line > 0 {
+			return fmt.Sprintf("first on line %d", w.Requests[k].Line)
+		}
+		return fmt.Sprintf("first as record %d", k+1)
+	}
 	for i, j := range w.Jobs {
 		for _, f := range []struct {
 			name string
 			v    int64
 		}{{"submit time", j.Submit}, {"run time", j.Run}, {"requested time", j.ReqTime}} {
 			if f.v > cluster.MaxTime {
-				return fmt.Errorf("job %d (record %d): %s %d s is above 10^15 s", j.ID, i+1, f.name, f.v)
+				return fmt.Errorf("%s: %s %d s is above 10^15 s", w.at(i), f.name, f.v)
 			}
 		}
 		if seen == nil && i > 0 && j.ID <= w.Jobs[i-1].ID {
@@ -288,8 +347,8 @@ func checkWorkload(w *Workload) error {
 			}
 		}
 		if seen != nil {
-			if first, dup := seen[j.ID]; dup {
-				return fmt.Errorf("job number %d repeats (records %d and %d)", j.ID, first+1, i+1)
+			if k, dup := seen[j.ID]; dup {
+				return fmt.Errorf("%s: job number %d repeats (%s)", w.at(i), j.ID, first(k))
 			}
 			seen[j.ID] = i
 		}
@@ -318,13 +377,21 @@ func baseCluster(w *Workload, s Setup) (*cluster.Cluster, error) {
 		slots = w.Header.MaxProcs / w.Header.MaxNodes
 	}
 	if hosts <= 0 {
-		return nil, errors.New("the workload's header gives no MaxNodes: give --hosts (and --slots) or --cluster")
+		return nil, fmt.Errorf("%sthe workload's header gives no MaxNodes: give --hosts (and --slots) or --cluster", w.whole())
 	}
 	if slots <= 0 {
 		slots = 1
 	}
 	if hosts > MaxHosts || slots > MaxSlots {
-		return nil, fmt.Errorf("cluster of %d hosts × %d slots is too large", hosts, slots)
+		// The header's line at fault, or none (--hosts, --slots).
+		from := ""
+		switch {
+		case hosts > MaxHosts && s.Hosts <= 0:
+			from = w.headerLine(w.MaxNodesLine)
+		case slots > MaxSlots && s.Slots <= 0:
+			from = w.headerLine(w.MaxProcsLine)
+		}
+		return nil, fmt.Errorf("%scluster of %d hosts × %d slots is too large", from, hosts, slots)
 	}
 	policy := s.Policy
 	if policy == "" {

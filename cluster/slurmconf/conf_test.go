@@ -183,7 +183,9 @@ func TestMaxJobTest(t *testing.T) {
 	}
 }
 
-// TestLooks: slurm.conf is told from YAML by its first line.
+// TestLooks: slurm.conf is told from YAML by its first line, or by any
+// line that starts with a slurm.conf key and '=' (blanks before it too),
+// or is a NodeName, PartitionName or Include line without its '='.
 func TestLooks(t *testing.T) {
 	for _, c := range []struct {
 		text string
@@ -196,9 +198,48 @@ func TestLooks(t *testing.T) {
 		{"{hosts: []}\n", false},
 		{"1x=2\n", false},
 		{"", false},
+		{"Include nodes.conf\nNodeName=n1\n", true},
+		{"Include nodes.conf\n", true},
+		{"ClusterName = micro\n", true},
+		{"garbage\nslurmctldhost=head\n", true},
+		{"garbage\nPartitionName p Nodes=n1\n", true},
+		{"garbage\n  SchedulerType =sched/backfill\n", true},
+		{"garbage\nNodeName: n1\n", false},
+		{"garbage\nNodeName # n1\n", false},
+		{"garbage\nUnknownKey=1\n", false},
+		{"hosts: [{name: a, slots: 1}]\nx: 1\n", false},
+		{"garbage\n# NodeName=n1\n", false},
 	} {
 		if got := Looks([]byte(c.text)); got != c.want {
 			t.Errorf("Looks(%q) = %v", c.text, got)
+		}
+	}
+}
+
+// TestLooksNamed: a file is slurm.conf by its content (Looks), or by its
+// name (slurm.conf, *.conf) when its first line that is not blank or a
+// comment does not start as YAML.
+func TestLooksNamed(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"x.yaml", "NodeName=n1\n", true},
+		{"x.yaml", "garbage\n", false},
+		{"/etc/slurm/slurm.conf", "garbage\n", true},
+		{"cluster.conf", "# c\n\ngarbage here\n", true},
+		{"cluster.conf", "hosts:\n  - {name: a, slots: 1}\n", false},
+		{"cluster.conf", "max_array_size: 10\n", false},
+		{"cluster.conf", "\"hosts\" : []\n", false},
+		{"cluster.conf", "- a\n", false},
+		{"cluster.conf", "{hosts: []}\n", false},
+		{"cluster.conf", "---\nhosts: []\n", false},
+		{"cluster.conf", "hosts:[]\n", true}, // not YAML's "key:" (no blank after ':')
+		{"slurm.conf", "", false},
+		{"slurm.conf.bak", "garbage\n", false},
+	} {
+		if got := LooksNamed(c.name, []byte(c.text)); got != c.want {
+			t.Errorf("LooksNamed(%q, %q) = %v", c.name, c.text, got)
 		}
 	}
 }

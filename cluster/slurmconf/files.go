@@ -1,13 +1,14 @@
 package slurmconf
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Files names the files of a Slurm cluster's configuration.
@@ -71,10 +72,10 @@ func Import(f Files) (yaml []byte, warnings []string, read Files, err error) {
 
 // ConfigText returns the configuration text of the file at path, whose
 // bytes are data: data itself for an xce (YAML) configuration, or the
-// configuration Import writes for a slurm.conf (Looks), with its
+// configuration Import writes for a slurm.conf (LooksNamed), with its
 // warnings, the first ones ("note: …") naming the files read beside it. It is how `--cluster` and `xce serve --config` take either.
 func ConfigText(path string, data []byte) ([]byte, []string, error) {
-	if !Looks(data) {
+	if !LooksNamed(path, data) {
 		return data, nil, nil
 	}
 	yaml, warnings, read, err := Import(Files{Conf: path})
@@ -97,23 +98,112 @@ func parseFile[T any](path string, parse func(io.Reader, string) (T, error)) (T,
 	return parse(file, path)
 }
 
-// Looks reports whether data reads as slurm.conf rather than YAML: its
-// first line that is not blank or a comment is Key=Value, the key a
-// word ("ClusterName=micro", "NodeName=n[1-4] CPUs=12"). A YAML scenario
-// starts with "key:" or a list.
+// lookBytes bounds how much of a file Looks scans for slurm.conf lines.
+const lookBytes = 1 << 20
+
+// lineKeys are the keys that start a line of its own in slurm.conf: a
+// node, a partition, the other line kinds Parse knows, and Include.
+var lineKeys = []string{"nodename", "partitionname", "frontendname", "nodeset", "downnodes", "switchname", "include"}
+
+// Looks reports whether data reads as slurm.conf rather than YAML, by its
+// content: its first line that is not blank or a comment is Key=Value,
+// the key a word ("ClusterName=micro", "NodeName=n[1-4] CPUs=12"); or a
+// line of its first MiB that is not blank or a comment starts with a key
+// slurm.conf(5) has and xce knows (NodeName, PartitionName,
+// SlurmctldHost, ClusterName, SchedulerType, ...; any case) followed by
+// '=' (blanks before it allowed: Parse then says what is wrong with the
+// line), or is a NodeName, PartitionName or Include line without its '='
+// ("NodeName n1 CPUs=4", "Include nodes.conf"). A YAML file's lines are
+// "key:", list items and flow collections, never these.
 func Looks(data []byte) bool {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		s := bytes.TrimSpace(sc.Bytes())
+	data = data[:min(len(data), lookBytes)]
+	first := true
+	for len(data) > 0 {
+		var text []byte
+		text, data, _ = bytes.Cut(data, []byte("\n"))
+		s := bytes.TrimSpace(text)
 		if len(s) == 0 || s[0] == '#' {
 			continue
 		}
-		i := 0
-		for i < len(s) && (s[i] >= 'A' && s[i] <= 'Z' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9' || s[i] == '_') {
-			i++
+		word, rest := leadingWord(s)
+		if first && len(word) > 0 && len(rest) > 0 && rest[0] == '=' && (word[0] < '0' || word[0] > '9') {
+			return true
 		}
-		return i > 0 && i < len(s) && s[i] == '=' && (s[0] < '0' || s[0] > '9')
+		first = false
+		if len(word) > 0 && slurmKey(string(word), rest) {
+			return true
+		}
 	}
 	return false
+}
+
+// leadingWord splits s after its leading word (letters, digits, '_').
+func leadingWord(s []byte) (word, rest []byte) {
+	i := 0
+	for i < len(s) && (s[i] >= 'A' && s[i] <= 'Z' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9' || s[i] == '_') {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// slurmKey reports whether a line that starts with word, followed by
+// rest, is a slurm.conf line (Looks).
+func slurmKey(word string, rest []byte) bool {
+	key := strings.ToLower(word)
+	after := bytes.TrimLeft(rest, " \t")
+	switch {
+	case len(after) > 0 && after[0] == '=':
+		return slices.Contains(lineKeys, key) || slices.Contains(usedKeys, key) || slices.Contains(daemonKeys, key)
+	case len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t'):
+		return slices.Contains(lineKeys, key) && len(after) > 0 && after[0] != ':' && after[0] != '#'
+	}
+	return false
+}
+
+// LooksNamed reports whether the file name, whose bytes are data, is read
+// as slurm.conf: when its content says so (Looks), or when its name is
+// slurm.conf or ends in ".conf" and its first line that is not blank or a
+// comment does not start as YAML does ("key:", "- ", "---", '{', '['):
+// the errors of a malformed slurm.conf then name its lines as slurm.conf
+// errors, not as YAML's.
+func LooksNamed(name string, data []byte) bool {
+	if Looks(data) {
+		return true
+	}
+	base := filepath.Base(name)
+	if base != "slurm.conf" && !strings.HasSuffix(base, ".conf") {
+		return false
+	}
+	for len(data) > 0 {
+		var text []byte
+		text, data, _ = bytes.Cut(data, []byte("\n"))
+		s := bytes.TrimSpace(text)
+		if len(s) == 0 || s[0] == '#' {
+			continue
+		}
+		return !yamlStart(s)
+	}
+	return false // empty: YAML's error ("no hosts") names it as well
+}
+
+// yamlStart reports whether a line that is not blank or a comment starts
+// as YAML's lines do: a key and ':' (plain or quoted), a list item, a
+// document marker or directive, a flow collection, an anchor, tag or
+// alias.
+func yamlStart(s []byte) bool {
+	switch s[0] {
+	case '-', '{', '[', '%', '&', '!', '*', '?', '|', '>':
+		return true
+	case '"', '\'':
+		end := bytes.IndexByte(s[1:], s[0])
+		return end >= 0 && bytes.HasPrefix(bytes.TrimLeft(s[end+2:], " \t"), []byte(":"))
+	}
+	word, rest := leadingWord(s)
+	for len(rest) > 0 && (rest[0] == '-' || rest[0] == '.' || rest[0] == '/') { // keys like max-size, a.b
+		var more []byte
+		more, rest = leadingWord(rest[1:])
+		word = append(word[:len(word):len(word)], more...)
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	return len(word) > 0 && len(rest) > 0 && rest[0] == ':' && (len(rest) == 1 || rest[1] == ' ' || rest[1] == '\t')
 }

@@ -33,6 +33,11 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		// What Parse takes, --cluster reads as slurm.conf (it has a
+		// NodeName line), whatever the file's name.
+		if len(data) < lookBytes && !LooksNamed("f.yaml", data) {
+			t.Fatalf("Parse takes %q, Looks does not", data)
+		}
 		if len(c.Nodes) > 2000 {
 			return // loading a scenario of that many hosts is slow, not different
 		}

@@ -44,6 +44,10 @@ type HubOptions struct {
 	HeartbeatTimeout time.Duration
 	KillGrace        time.Duration
 	AllowRoot        bool
+	// AllowRootNow, when set, is asked at each start order instead of
+	// AllowRoot: the allow_root_jobs in force, which xce reconfig
+	// changes (the server loop's Server).
+	AllowRootNow func() bool
 	// Fence, when set (a replicated control plane's leader), returns the
 	// raft term of the leader and the raft index of the entry it appended
 	// last; every order carries them (Order.Term, Order.Index). Nil: 0.
@@ -98,6 +102,14 @@ func NewHub(o HubOptions) *Hub {
 	return h
 }
 
+// allowRoot reports whether root's jobs may run now (HubOptions).
+func (h *Hub) allowRoot() bool {
+	if h.o.AllowRootNow != nil {
+		return h.o.AllowRootNow()
+	}
+	return h.o.AllowRoot
+}
+
 // wakeLocked wakes the polls of e. h.mu is held.
 func (e *host) wakeLocked() {
 	close(e.wake)
@@ -127,7 +139,7 @@ func (e *host) addLocked(o Order) {
 // first host's agent. Without a registered agent it does nothing: the
 // agent's registration starts what it has not got (Reconcile).
 func (h *Hub) Start(p event.Placement, sub *event.Submit) {
-	h.queue(p.Hosts[0].Host, StartOrder(p.Job, p.Attempt, sub, p.Hosts, h.o.AllowRoot))
+	h.queue(p.Hosts[0].Host, StartOrder(p.Job, p.Attempt, sub, p.Hosts, h.allowRoot()))
 }
 
 // Kill implements server.Dispatch: it queues a kill of the attempt on the
@@ -227,7 +239,7 @@ func (h *Hub) Register(ctx context.Context, req *RegisterRequest) (RegisterReply
 	}
 	var plan Plan
 	h.o.View(func(st *state.State) {
-		plan = Reconcile(st, req.Name, req, h.o.KillGrace.Milliseconds(), h.o.AllowRoot)
+		plan = Reconcile(st, req.Name, req, h.o.KillGrace.Milliseconds(), h.allowRoot())
 	})
 	h.mu.Lock()
 	for _, o := range plan.Orders {

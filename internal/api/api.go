@@ -527,7 +527,16 @@ func (j *JobInfo) setForecast(f *sim.Forecast, snap *cluster.Cluster) {
 	}
 }
 
-func (h *Handler) admin(c Caller) bool { return c.UID == 0 || slices.Contains(h.admins, c.User) }
+// admin reports whether c is root or an administrator of the
+// configuration in force (a reloaded one's at once: server.Loop.Server),
+// else of the list NewHandler was given.
+func (h *Handler) admin(c Caller) bool {
+	admins := h.admins
+	if s := h.loop.Server(); s != nil {
+		admins = s.Admins
+	}
+	return c.UID == 0 || slices.Contains(admins, c.User)
+}
 
 func (h *Handler) kill(w http.ResponseWriter, r *http.Request) {
 	c, _ := callerOf(r.Context())

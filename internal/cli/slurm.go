@@ -84,14 +84,15 @@ func printWarnings(w io.Writer, warnings []string) {
 }
 
 // loadClusterFile loads a --cluster file: a scenario (docs/scenario.md)
-// or, recognized by its content, a slurm.conf (imported as `xce import
-// slurm-conf` would, its warnings to errOut).
+// or, recognized by its content and name (slurmconf.LooksNamed), a
+// slurm.conf (imported as `xce import slurm-conf` would, its warnings to
+// errOut).
 func loadClusterFile(path string, errOut io.Writer) (*cluster.Cluster, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if !slurmconf.Looks(data) {
+	if !slurmconf.LooksNamed(path, data) {
 		return cluster.Parse(path, data)
 	}
 	yaml, warnings, err := slurmconf.ConfigText(path, data)

@@ -145,6 +145,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("the event log does not fit the configuration: %w", err)
 	}
+	core.Server = o.Server // until a reloaded configuration replaces it
 	// The loop outlives ctx until a dev server's jobs have ended and their
 	// ends are recorded.
 	loopCtx, stopLoop := context.WithCancel(context.WithoutCancel(ctx))
@@ -188,7 +189,7 @@ func Serve(ctx context.Context, o Options) error {
 	handler.Private = o.Server.PrivateJobs
 	handler.Tokens = tokens
 	if o.ConfigPath != "" {
-		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+		handler.Reconfig = func() (string, error) { return reloadConfig(o.ConfigPath, o.Server) }
 	}
 	dash = dashboard.New(dashboard.Options{View: view, Log: log, API: handler, Tokens: tokens, Logf: o.Logf})
 	w := newWeb(handler, m, dash)
@@ -392,7 +393,7 @@ func remoteAgents(o Options, report agent.Reporter, loop **server.Loop) (net.Lis
 			return (*loop).DoEach(ctx, makes)
 		},
 		View:             func(fn func(*state.State)) { (*loop).View(func(k *live.Core) { fn(k.State) }) },
-		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf})
+		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, AllowRootNow: allowRootNow(o, loop), Logf: o.Logf})
 	return l, hub, tok, nil
 }
 

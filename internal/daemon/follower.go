@@ -94,7 +94,7 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	if st.Index == 0 || st.Config == "" {
 		return nil, nil, 0, errors.New("no state yet")
 	}
-	c, _, err := cluster.ParseConfig("configuration", []byte(st.Config))
+	c, srv, err := cluster.ParseConfig("configuration", []byte(st.Config))
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -102,9 +102,12 @@ func (rd *reader) view() (socket, tcp http.Handler, at uint64, err error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	// The administrators are those of the configuration the replicated
+	// log says is in force (a reload's), as on the leader.
+	core.Server = srv
 	o := rd.m.o
 	loop := server.NewLoop(core, refuse{}, noAgent{}, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
-	h := api.NewHandler(loop, rd.m.local, o.Server.Admins)
+	h := api.NewHandler(loop, rd.m.local, srv.Admins)
 	h.Private = o.Server.PrivateJobs
 	var tokens *auth.Issuer
 	if st.Keys != nil {

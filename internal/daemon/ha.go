@@ -348,6 +348,7 @@ func (m *member) term(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the replicated log does not fit the configuration: %w", err)
 	}
+	core.Server = o.Server // until a reloaded configuration replaces it
 	var loop *server.Loop
 	term := m.node.Self().Term // a leader's term does not change while it leads
 	names := make([]string, len(o.Cluster.Hosts))
@@ -363,7 +364,7 @@ func (m *member) term(ctx context.Context) error {
 			return loop.DoEach(ctx, makes)
 		},
 		View:             func(fn func(*state.State)) { loop.View(func(k *live.Core) { fn(k.State) }) },
-		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, Logf: o.Logf,
+		HeartbeatTimeout: o.Server.HeartbeatTimeout, KillGrace: o.Server.KillGrace, AllowRoot: o.Server.AllowRootJobs, AllowRootNow: allowRootNow(o, &loop), Logf: o.Logf,
 		Fence: func() (uint64, uint64) { return term, m.node.Appended() }})
 	loop = server.NewLoop(core, m.node, hub, o.Server.CycleInterval, func() int64 { return time.Now().UnixNano() })
 	tokens, agentToken, err := m.keys(tctx, loop)
@@ -375,7 +376,7 @@ func (m *member) term(ctx context.Context) error {
 	handler.Tokens = tokens
 	handler.Members = m.changeMember
 	if o.ConfigPath != "" {
-		handler.Reconfig = func() (string, error) { return readConfig(o.ConfigPath) }
+		handler.Reconfig = func() (string, error) { return reloadConfig(o.ConfigPath, o.Server) }
 	}
 	var dash *dashboard.Handler
 	met := metrics.New(metrics.Source{View: view, Store: m.local.Stats, Heartbeats: hub.Heartbeats,

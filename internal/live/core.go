@@ -37,10 +37,16 @@ type Core struct {
 	Cluster *cluster.Cluster
 	State   *state.State
 	Sched   *runtime.Scheduler
-	jobs    map[event.JobID]*framework.Job // the scheduler's record of each unfinished job
-	reg     framework.Registry
-	ended   map[event.JobID]*framework.Job // ended jobs a dependency looked up (lookup.go)
-	names   map[nameKey][]event.JobID      // jobs by user and name, for dependencies
+	// Server is the server section of the configuration in force
+	// (administrators, allow_root_jobs; docs/daemon.md): set by the
+	// caller of New (nil: none known, and the callers' own settings
+	// hold), and replaced by each ConfigReloaded applied, so that what
+	// the log says is in force is what the server does.
+	Server *cluster.Server
+	jobs   map[event.JobID]*framework.Job // the scheduler's record of each unfinished job
+	reg    framework.Registry
+	ended  map[event.JobID]*framework.Job // ended jobs a dependency looked up (lookup.go)
+	names  map[nameKey][]event.JobID      // jobs by user and name, for dependencies
 }
 
 // New builds the core of cluster c (a configuration: hosts, shared
@@ -292,14 +298,19 @@ func (k *Core) check(e event.Event) (*cluster.Job, error) {
 // request no longer compiles): close a host rather than remove it while
 // jobs run there.
 func (k *Core) reconfigured(text string) (*Core, error) {
-	c, _, err := cluster.ParseConfig("configuration", []byte(text))
+	c, srv, err := cluster.ParseConfig("configuration", []byte(text))
 	if err != nil {
 		return nil, err
 	}
 	if len(c.Queues) == 0 {
 		return nil, fmt.Errorf("configuration: it has no queue")
 	}
-	return New(c, k.State, k.reg)
+	nk, err := New(c, k.State, k.reg)
+	if err != nil {
+		return nil, err
+	}
+	nk.Server = srv
+	return nk, nil
 }
 
 // Precheck validates the events of one request that must be taken all or
@@ -459,7 +470,7 @@ func (k *Core) Apply(e event.Event) error {
 		if err != nil {
 			return fmt.Errorf("the state took the configuration, the scheduler did not: %w", err)
 		}
-		k.Cluster, k.Sched, k.jobs, k.ended, k.names = nk.Cluster, nk.Sched, nk.jobs, nk.ended, nk.names
+		k.Cluster, k.Sched, k.jobs, k.ended, k.names, k.Server = nk.Cluster, nk.Sched, nk.jobs, nk.ended, nk.names, nk.Server
 	}
 	return nil
 }

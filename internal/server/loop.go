@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/state"
@@ -102,8 +103,10 @@ type Loop struct {
 	SnapshotEvery uint64
 	snapAt        uint64 // the index of the last snapshot saved
 
-	quiet atomic.Bool   // Quiesce: no more cycles
-	done  chan struct{} // closed when Run has returned
+	quiet atomic.Bool // Quiesce: no more cycles
+	// server is the core's Server as of the last durable batch (Server).
+	server atomic.Pointer[cluster.Server]
+	done   chan struct{} // closed when Run has returned
 
 	reqs chan *request
 	// mu guards core: the loop holds it to write from the first change
@@ -128,7 +131,22 @@ type reply struct {
 // what to do, with at least interval between two cycles and now as its
 // clock (Unix nanoseconds).
 func NewLoop(core *live.Core, log Log, dispatch Dispatch, interval time.Duration, now func() int64) *Loop {
-	return &Loop{core: core, log: log, dispatch: dispatch, interval: interval, now: now, reqs: make(chan *request, 1024), done: make(chan struct{})}
+	l := &Loop{core: core, log: log, dispatch: dispatch, interval: interval, now: now, reqs: make(chan *request, 1024), done: make(chan struct{})}
+	l.server.Store(core.Server)
+	return l
+}
+
+// Server returns the server section of the configuration in force
+// (live.Core.Server) as of the last durable batch: a reloaded
+// configuration's (xce reconfig) once its event is durable, before the
+// request that reloaded it is answered. Nil when the core has none (or l
+// is nil). It takes no lock: any goroutine may call it, a request's make
+// included.
+func (l *Loop) Server() *cluster.Server {
+	if l == nil {
+		return nil
+	}
+	return l.server.Load()
 }
 
 // Do asks the loop for a change: make builds its events from the current
@@ -339,6 +357,7 @@ func (l *Loop) serve(ctx context.Context, batch []*request) (applied []event.Eve
 			return nil, fmt.Errorf("the event log gave indexes %v, the state expected %d on", idx, all[0].Index)
 		}
 	}
+	l.server.Store(k.Server) // durable: a reloaded server section holds from now on
 	for i, r := range batch {
 		r.reply <- replies[i]
 	}

@@ -45,9 +45,10 @@ type Reader struct {
 	pendingErr *ParseError
 	hasPending bool
 
-	hdrDone bool
-	hdr     Header
-	hdrErr  error
+	hdrDone  bool
+	hdr      Header
+	hdrErr   error
+	hdrLines map[string]int // HeaderLine
 
 	skipBad     bool
 	skipped     int
@@ -110,6 +111,11 @@ func (r *Reader) Header() (Header, error) {
 	return r.hdr, r.hdrErr
 }
 
+// HeaderLine returns the line of the header comment whose value Header
+// took for key ("MaxNodes", "MaxProcs" or "UnixStartTime": the last one
+// given), or 0 when none gave it (or the header is not read yet).
+func (r *Reader) HeaderLine(key string) int { return r.hdrLines[key] }
+
 // readHeader scans the leading comment lines, stopping at the first other
 // non-blank line, which becomes pending.
 func (r *Reader) readHeader() {
@@ -151,6 +157,10 @@ func (r *Reader) readHeader() {
 			continue
 		}
 		setHeaderValue(&r.hdr, key, v)
+		if r.hdrLines == nil {
+			r.hdrLines = map[string]int{}
+		}
+		r.hdrLines[key] = r.line
 	}
 }
 
