@@ -35,8 +35,20 @@ const (
 	MaxDepend = 4094
 	// MaxName bounds -q and -P, in bytes.
 	MaxName = 255
-	// MaxPath bounds -o and -e, in bytes.
+	// MaxPath bounds -o and -e, and the working directory, in bytes.
 	MaxPath = 4096
+	// MaxJobs bounds the jobs of one submission: a pack file's, one API
+	// request's (an array's elements are counted by CheckJobs, against
+	// the larger of MaxJobs and the configuration's max_array_size).
+	MaxJobs = 1000
+	// MaxEstimate is the largest estimate (run limit) a job may have, in
+	// seconds: -W's MaxRunMinutes.
+	MaxEstimate = MaxRunMinutes * 60
+	// MaxEnv bounds a job's environment: its entries' bytes plus one per
+	// entry.
+	MaxEnv = 1 << 20
+	// MaxEnvVars bounds the entries of a job's environment.
+	MaxEnvVars = 10_000
 )
 
 // maxQuoted bounds, in characters, the input an error message repeats; a
