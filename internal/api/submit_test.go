@@ -54,6 +54,13 @@ func attacks() []attack {
 		}
 		return b.String()
 	}
+	// req4K is a requirement of 4096 bytes: "select[a>1" (10), 817
+	// times "&&a>1" (4085), "]".
+	req4K := "select[a>1" + strings.Repeat("&&a>1", 817) + "]"
+	tasks17 := many(17, func(j *JobRequest) { j.ResReq = req4K })
+	for i := range tasks17 {
+		tasks17[i].TasksMin, tasks17[i].TasksMax = i+1, i+1
+	}
 	env := make([]string, 10_001)
 	for i := range env {
 		env[i] = "A=1"
@@ -81,6 +88,8 @@ func attacks() []attack {
 		{"a name holding an index list", "jobs[0].name", "byte 2: '[' in a job name: an array's index list and cap go in array", one(func(j *JobRequest) { j.Name = "a[1-1000000]" })},
 		{"1,001 jobs", "jobs", "1001 jobs, more than 1000 in one submission", many(1001, nil)},
 		{"arrays of 1,200 jobs in all", "jobs", "1200 jobs in all (each element of an array counted), more than 1000 in one submission of several", many(2, func(j *JobRequest) { j.Array = "1-600" })},
+		{"65 requirements of 4 KiB", "jobs[64]", "the requirements (resreq, depend and gpu, once per job, an array's elements each counted) of the jobs up to this one total 266240 bytes, more than 262144 in one submission", many(65, func(j *JobRequest) { j.ResReq = req4K })},
+		{"17 distinct requirements of 4 KiB", "jobs[16]", "the distinct requirements (resreq and gpu, for each task count) of the jobs up to this one total 69632 bytes, more than 65536 in one submission", tasks17},
 		{"no job", "jobs", "no job", nil},
 	}
 }

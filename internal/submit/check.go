@@ -252,9 +252,11 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // MaxJobs, several requests that stand for more than MaxJobs jobs in all
 // (an array's elements counted; one request alone may be an array of up
 // to jobarray.MaxSize elements, which the configuration's max_array_size
-// bounds further), or a request Check refuses. Its time and memory are
-// linear in the requests' size and their elements, each field parsed
-// once.
+// bounds further), requirements that total more than MaxParsed bytes
+// (once per job they stand for) or, distinct, more than MaxCompiled
+// bytes, or a request Check refuses. Its time
+// and memory are linear in the requests' size and their elements, each
+// field parsed once.
 func CheckJobs(jobs []event.Submit) ([]int64, error) {
 	switch {
 	case len(jobs) == 0:
@@ -263,14 +265,29 @@ func CheckJobs(jobs []event.Submit) ([]int64, error) {
 		return nil, &FieldError{Job: -1, At: -1, Msg: fmt.Sprintf("%d jobs, more than %d in one submission", len(jobs), MaxJobs)}
 	}
 	counts := make([]int64, len(jobs))
-	var total int64
+	var total, parsed, compiled int64
+	type key struct {
+		resreq, gpu string
+		lo, hi      int
+	}
+	seen := map[key]bool{}
 	for i := range jobs {
-		n, err := check(&jobs[i])
+		s := &jobs[i]
+		n, err := check(s)
 		if err != nil {
 			err.Job = i
 			return nil, err
 		}
 		counts[i], total = n, total+n
+		if parsed += n * int64(len(s.ResReq)+len(s.Depend)+len(s.GPU)); parsed > MaxParsed {
+			return nil, &FieldError{Job: i, At: -1, Msg: fmt.Sprintf("the requirements (resreq, depend and gpu, once per job, an array's elements each counted) of the jobs up to this one total %d bytes, more than %d in one submission", parsed, MaxParsed)}
+		}
+		if k := (key{s.ResReq, s.GPU, s.TasksMin, s.TasksMax}); !seen[k] {
+			seen[k] = true
+			if compiled += int64(len(s.ResReq) + len(s.GPU)); compiled > MaxCompiled {
+				return nil, &FieldError{Job: i, At: -1, Msg: fmt.Sprintf("the distinct requirements (resreq and gpu, for each task count) of the jobs up to this one total %d bytes, more than %d in one submission", compiled, MaxCompiled)}
+			}
+		}
 	}
 	if len(jobs) > 1 && total > MaxJobs {
 		return nil, &FieldError{Job: -1, At: -1, Msg: fmt.Sprintf("%d jobs in all (each element of an array counted), more than %d in one submission of several", total, MaxJobs)}

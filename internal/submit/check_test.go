@@ -131,7 +131,8 @@ func TestCheckParses(t *testing.T) {
 }
 
 // TestCheckJobs: the number of requests and of jobs in all, an array's
-// elements counted, and the index of a bad request.
+// elements counted; the requirements' bytes, once per job (MaxParsed),
+// and distinct (MaxCompiled); and the index of a bad request.
 func TestCheckJobs(t *testing.T) {
 	jobs := func(n int, edit func(s *event.Submit)) []event.Submit {
 		js := make([]event.Submit, n)
@@ -141,6 +142,18 @@ func TestCheckJobs(t *testing.T) {
 		return js
 	}
 	array := func(a string) func(s *event.Submit) { return func(s *event.Submit) { s.Array = a } }
+	// req4K gives a job a requirement of 4096 bytes: "select[a>1" (10),
+	// 817 times "&&a>1" (4085), "]".
+	req4K := func(s *event.Submit) { s.ResReq = "select[a>1" + strings.Repeat("&&a>1", 817) + "]" }
+	// tasks(n) is n jobs of that requirement, with 1 to n tasks: n
+	// distinct requirements to compile.
+	tasks := func(n int) []event.Submit {
+		js := jobs(n, req4K)
+		for i := range js {
+			js[i].TasksMin, js[i].TasksMax = i+1, i+1
+		}
+		return js
+	}
 	for _, c := range []struct {
 		what   string
 		jobs   []event.Submit
@@ -155,6 +168,12 @@ func TestCheckJobs(t *testing.T) {
 		{"an array and a job: 1000 in all", append(jobs(1, array("1-999")), job(nil)), []int64{999, 1}, 0, ""},
 		{"one array of 10^6", jobs(1, array("1-1000000")), []int64{1_000_000}, 0, ""},
 		{"the second bad", append(jobs(1, nil), job(func(s *event.Submit) { s.Name = "\n" })), nil, 1, "control or unprintable character U+000A"},
+		{"MaxParsed", jobs(64, req4K), nil, 0, ""},
+		{"MaxParsed + 4 KiB", jobs(65, req4K), nil, 64, "the requirements (resreq, depend and gpu, once per job, an array's elements each counted) of the jobs up to this one total 266240 bytes, more than 262144 in one submission"},
+		{"an array of MaxParsed", jobs(1, func(s *event.Submit) { req4K(s); s.Array = "1-64" }), []int64{64}, 0, ""},
+		{"an array of MaxParsed + 4 KiB", jobs(1, func(s *event.Submit) { req4K(s); s.Array = "1-65" }), nil, 0, "the requirements (resreq, depend and gpu, once per job, an array's elements each counted) of the jobs up to this one total 266240 bytes, more than 262144 in one submission"},
+		{"MaxCompiled", tasks(16), nil, 0, ""},
+		{"MaxCompiled + 4 KiB", tasks(17), nil, 16, "the distinct requirements (resreq and gpu, for each task count) of the jobs up to this one total 69632 bytes, more than 65536 in one submission"},
 	} {
 		counts, err := CheckJobs(c.jobs)
 		if c.msg == "" {

@@ -49,6 +49,16 @@ const (
 	MaxEnv = 1 << 20
 	// MaxEnvVars bounds the entries of a job's environment.
 	MaxEnvVars = 10_000
+	// MaxParsed bounds, in bytes, the text of one submission that the
+	// server parses in its loop: each job's -R, -w and -gpu, counted once
+	// for every job it stands for (an array's elements each count: the
+	// loop parses each element's again).
+	MaxParsed = 256 << 10
+	// MaxCompiled bounds, in bytes, the distinct requirements of one
+	// submission that the server compiles against the cluster in its
+	// loop: the -R and -gpu of each distinct (-R, -gpu, -n), counted
+	// once (compiling a select[] costs more than parsing it).
+	MaxCompiled = 64 << 10
 )
 
 // maxQuoted bounds, in characters, the input an error message repeats; a
