@@ -57,7 +57,7 @@ func BenchmarkSubmitLoopWorst(b *testing.B) {
 				if w := r.postJobs(b, c.jobs...); w.Code != http.StatusOK {
 					b.Fatalf("%d %s", w.Code, w.Body.String())
 				}
-				loop += r.took
+				loop += time.Duration(r.took.Load())
 				b.StopTimer()
 				r.stop()
 				b.StartTimer()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,10 +37,11 @@ type rig struct {
 	loop *server.Loop
 	log  *store.Store
 	stop func()
-	// took is the loop time of the last submit that entered the loop:
-	// from the moment the loop took it (its make began) to its answer
-	// (checked, applied and durable, or refused); 0 if none did.
-	took time.Duration
+	// took is the loop time, in nanoseconds, of the last submit that
+	// entered the loop: from the moment the loop took it (its make
+	// began) to its answer (checked, applied and durable, or refused); 0
+	// if none did.
+	took atomic.Int64
 }
 
 // noDispatch stands for agents that never act: placements stay placed.
@@ -94,7 +96,7 @@ func newRig(tb testing.TB) *rig {
 			return mk(st, now)
 		})
 		if !began.IsZero() {
-			r.took = time.Since(began)
+			r.took.Store(int64(time.Since(began)))
 		}
 		return evs, err
 	}
@@ -120,9 +122,10 @@ func newRig(tb testing.TB) *rig {
 }
 
 // post sends body to POST /v1/jobs as alice and returns the answer; took
-// is then the loop time it cost (0: it did not enter the loop).
+// is then the loop time it cost (0: it did not enter the loop), when no
+// other post runs meanwhile.
 func (r *rig) post(body []byte) *httptest.ResponseRecorder {
-	r.took = 0
+	r.took.Store(0)
 	req := httptest.NewRequest(http.MethodPost, "/v1/jobs", bytes.NewReader(body))
 	req = req.WithContext(WithCaller(req.Context(), Caller{User: "alice", UID: 1001, GID: 100}))
 	w := httptest.NewRecorder()
