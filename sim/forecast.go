@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/xce-sched/xce/cluster"
 	"github.com/xce-sched/xce/framework"
@@ -19,6 +20,16 @@ type Forecast struct {
 	Hosts []cluster.HostSlots
 }
 
+// MaxForecastRun bounds, in seconds (about 136 years), how long a job
+// runs and is estimated to run in a forecast: a longer one (2^62 s, from
+// an event stored before the server bounded estimates, docs/api.md) runs
+// that long instead. Every time of the simulation is then at most the
+// snapshot's time plus MaxForecastRun for each job (they end one after
+// the other at worst), far from overflowing an int64 for any number of
+// jobs a server holds (under 2^30), so starts saturate where they would
+// have wrapped around.
+const MaxForecastRun = 1 << 32
+
 // Forecasts simulates snapshot c (a cluster whose jobs are what runs and
 // what waits now, as live.Core.Snapshot makes it, with the reservations
 // its conservative queues keep) forward with the plugins of reg, on its
@@ -29,7 +40,7 @@ type Forecast struct {
 // simulation is Run's: each job runs for its Runtime, a job with none
 // never ends.
 func Forecasts(ctx context.Context, c *cluster.Cluster, reserved map[cluster.JobID]live.Reserved, reg framework.Registry) (map[cluster.JobID]Forecast, error) {
-	s, err := runtime.New(c, runtime.Options{Registry: reg, EndSlack: live.LiveSlack})
+	s, err := runtime.New(saturate(c), runtime.Options{Registry: reg, EndSlack: live.LiveSlack})
 	if err != nil {
 		return nil, err
 	}
@@ -67,4 +78,23 @@ func Forecasts(ctx context.Context, c *cluster.Cluster, reserved map[cluster.Job
 		return nil, err
 	}
 	return out, nil
+}
+
+// saturate returns c, or a copy of it whose jobs run and are estimated at
+// most MaxForecastRun seconds (their estimates keep their LiveSlack).
+func saturate(c *cluster.Cluster) *cluster.Cluster {
+	long := func(j cluster.Job) bool {
+		return j.Runtime > MaxForecastRun || j.Estimate > MaxForecastRun+live.LiveSlack
+	}
+	if !slices.ContainsFunc(c.Jobs, long) {
+		return c
+	}
+	cp := *c
+	cp.Jobs = slices.Clone(c.Jobs)
+	for i := range cp.Jobs {
+		j := &cp.Jobs[i]
+		j.Runtime = min(j.Runtime, MaxForecastRun)
+		j.Estimate = min(j.Estimate, MaxForecastRun+live.LiveSlack)
+	}
+	return &cp
 }

@@ -15,15 +15,13 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/cluster"
-	"github.com/xce-sched/xce/depend"
 	"github.com/xce-sched/xce/framework/plugins"
-	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/internal/auth"
-	clipper "github.com/xce-sched/xce/internal/clip"
 	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/server"
 	"github.com/xce-sched/xce/internal/state"
+	"github.com/xce-sched/xce/internal/submit"
 	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/sim"
 )
@@ -63,7 +61,10 @@ type Handler struct {
 	// single server, 409.
 	Members MemberFunc
 
-	loop   *server.Loop
+	loop *server.Loop
+	// do is how submit asks the loop for its change: loop.Do (tests time
+	// the loop's work through it).
+	do     func(ctx context.Context, make func(st *state.State, now int64) ([]event.Event, error)) ([]event.Event, error)
 	log    EventReader
 	admins []string
 	mux    *http.ServeMux
@@ -78,7 +79,7 @@ type EventReader interface {
 // admins (and root) may act on every job and host. A job submitted
 // without a queue goes to the configuration's first queue.
 func NewHandler(loop *server.Loop, log EventReader, admins []string) *Handler {
-	h := &Handler{loop: loop, log: log, admins: admins, mux: http.NewServeMux()}
+	h := &Handler{loop: loop, do: loop.Do, log: log, admins: admins, mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /v1/jobs", h.submit)
 	h.mux.HandleFunc("GET /v1/jobs", h.jobs)
 	h.mux.HandleFunc("POST /v1/jobs/{id}/kill", h.kill)
@@ -218,62 +219,44 @@ type JobRequest struct {
 	GPU string `json:"gpu,omitempty"`
 }
 
-// check returns why the job could never start, whatever the cluster: no
-// command or script, a working directory that is not absolute, an
-// environment entry without "=", a NUL byte anywhere, a bad task count or
-// a negative estimate. Field is the path under the job ("".cwd").
-func (j *JobRequest) check() *Error {
-	bad := func(field, format string, args ...any) *Error {
-		return &Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf(format, args...), Field: field}
-	}
-	switch {
-	case (len(j.Command) == 0) == (j.Script == ""):
-		return bad("", "give a command or a script")
-	case !strings.HasPrefix(j.Cwd, "/"):
-		return bad(".cwd", "the working directory must be an absolute path, got %q", clipper.Text(j.Cwd, 40))
-	case j.TasksMin < 1 || j.TasksMax < j.TasksMin:
-		return bad(".tasks_min", "bad task count %d,%d", j.TasksMin, j.TasksMax)
-	case j.Estimate < 0:
-		return bad(".estimate", "a negative run limit, %d s", j.Estimate)
-	}
-	if len(j.Depend) > MaxDepend {
-		return bad(".depend", "longer than %d bytes", MaxDepend)
-	}
-	if j.Depend != "" {
-		if _, err := depend.Parse(j.Depend); err != nil {
-			return bad(".depend", "%v", err)
-		}
-	}
-	if err := gpureq.Check(j.GPU); err != nil {
-		return bad(".gpu", "%v", err)
-	}
-	for k, e := range j.Env {
-		if !strings.Contains(e, "=") {
-			return bad(fmt.Sprintf(".env[%d]", k), "not NAME=value: %q", clipper.Text(e, 40))
-		}
-	}
-	nul := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
-	for k, a := range j.Command {
-		if nul(a) {
-			return bad(fmt.Sprintf(".command[%d]", k), "a NUL byte")
-		}
-	}
-	for field, v := range map[string]string{".script": j.Script, ".cwd": j.Cwd, ".stdout": j.Stdout, ".stderr": j.Stderr} {
-		if nul(v) {
-			return bad(field, "a NUL byte")
-		}
-	}
-	for k, e := range j.Env {
-		if nul(e) {
-			return bad(fmt.Sprintf(".env[%d]", k), "a NUL byte")
-		}
-	}
-	return nil
+// submitOf returns the job as the event stores it, without what the
+// server fills in (Job, User, UID, GID; and Queue when it is empty).
+func (j *JobRequest) submitOf() event.Submit {
+	return event.Submit{Array: j.Array, Depend: j.Depend, Exclusive: j.Exclusive, GPU: j.GPU, Name: j.Name,
+		Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
+		Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
+		Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
 }
 
-// MaxDepend bounds a job's dependency expression, in bytes (as xce
-// submit's -w).
-const MaxDepend = 4094
+// checkJobs returns the events of the jobs of a request, without their IDs
+// and submitter, and how many jobs each stands for; or why the request
+// is refused whatever the cluster holds (a 400 naming the field:
+// submit.CheckJobs, the rules `xce submit` follows, docs/api.md). Every
+// field is parsed here, before the request enters the loop, whose own
+// checks then parse again only what is within these limits; nothing here
+// waits for the loop.
+func checkJobs(jobs []JobRequest) ([]event.Submit, []int64, *Error) {
+	subs := make([]event.Submit, len(jobs))
+	for i := range jobs {
+		subs[i] = jobs[i].submitOf()
+	}
+	counts, err := submit.CheckJobs(subs)
+	if err != nil {
+		e := &Error{Status: http.StatusBadRequest, Msg: err.Error(), Field: "jobs"}
+		var fe *submit.FieldError
+		if errors.As(err, &fe) {
+			e.Msg = fe.Text()
+			switch {
+			case fe.Job >= 0 && fe.Field != "":
+				e.Field = fmt.Sprintf("jobs[%d].%s", fe.Job, fe.Field)
+			case fe.Job >= 0:
+				e.Field = fmt.Sprintf("jobs[%d]", fe.Job)
+			}
+		}
+		return nil, nil, e
+	}
+	return subs, counts, nil
+}
 
 // SubmitReply is the answer to POST /v1/jobs.
 type SubmitReply struct {
@@ -288,36 +271,18 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if len(req.Jobs) == 0 {
-		fail(w, &Error{Status: http.StatusBadRequest, Msg: "no job", Field: "jobs"})
+	subs, counts, bad := checkJobs(req.Jobs)
+	if bad != nil {
+		fail(w, bad)
 		return
 	}
-	for i, j := range req.Jobs {
-		if err := j.check(); err != nil {
-			err.Field = fmt.Sprintf("jobs[%d]%s", i, err.Field)
-			fail(w, err)
-			return
-		}
-	}
-	counts := make([]int64, len(req.Jobs))
-	for i := range req.Jobs {
-		n, err := elementsOf(&req.Jobs[i])
-		if err != nil {
-			err.Field = fmt.Sprintf("jobs[%d]%s", i, err.Field)
-			fail(w, err)
-			return
-		}
-		counts[i] = n
-	}
-	evs, err := h.loop.Do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
-		out := make([]event.Event, len(req.Jobs))
+	evs, err := h.do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
+		out := make([]event.Event, len(subs))
 		next := st.NextJob()
-		for i, j := range req.Jobs {
-			sub := &event.Submit{Job: next, Array: j.Array, Depend: j.Depend, Exclusive: j.Exclusive, GPU: j.GPU, User: c.User, UID: c.UID, GID: c.GID, Name: j.Name,
-				Queue: j.Queue, Project: j.Project, TasksMin: j.TasksMin, TasksMax: j.TasksMax, ResReq: j.ResReq,
-				Estimate: j.Estimate, Command: j.Command, Script: j.Script, Cwd: j.Cwd, Env: j.Env,
-				Stdout: j.Stdout, Stderr: j.Stderr, Rerunnable: j.Rerunnable}
-			out[i] = event.Event{Type: event.JobSubmitted, Submit: sub}
+		for i := range subs {
+			sub := subs[i] // a copy: a refused request may be made again
+			sub.Job, sub.User, sub.UID, sub.GID = next, c.User, c.UID, c.GID
+			out[i] = event.Event{Type: event.JobSubmitted, Submit: &sub}
 			next += counts[i]
 		}
 		return out, nil

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/xce-sched/xce/internal/event"
-	"github.com/xce-sched/xce/internal/live"
 	"github.com/xce-sched/xce/internal/state"
 	"github.com/xce-sched/xce/jobarray"
 )
@@ -33,19 +31,6 @@ func displayID(j *state.Job) (id int64, index int64) {
 		return j.ArrayJob, j.ArrayIndex
 	}
 	return j.Job, 0
-}
-
-// elements counts the jobs a submit of j stands for (1, or its array's
-// elements), or says why its array is bad.
-func elementsOf(j *JobRequest) (int64, *Error) {
-	if j.Array == "" {
-		return 1, nil
-	}
-	n, err := live.Elements(&event.Submit{Array: j.Array})
-	if err != nil {
-		return 0, &Error{Status: http.StatusBadRequest, Msg: err.Error(), Field: ".array"}
-	}
-	return n, nil
 }
 
 // oneJob returns the one job sel names in st, for the routes about one job

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -30,11 +31,7 @@ func newHistoryCmd() *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rep)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Job <%s>:\n", jobName(rep.ID, rep.ArrayIndex))
-			for _, e := range rep.Events {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", time.Unix(0, e.Time).Format("Mon Jan _2 15:04:05.000"), e.What)
-			}
-			return nil
+			return writeHistory(cmd.OutOrStdout(), rep, time.Local)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the events as JSON")
@@ -57,12 +54,7 @@ func newQueuesCmd() *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), api.QueuesReply{Queues: qs})
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "QUEUE_NAME\tPRIO\tSTATUS\tPOLICY\tPEND\tRUN\tSLOTS")
-			for _, q := range qs {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\n", q.Name, q.Priority, q.Status, q.Policy, q.Pend, q.Run, q.Slots)
-			}
-			return tw.Flush()
+			return writeQueues(cmd.OutOrStdout(), qs)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the queues as JSON")
@@ -90,7 +82,7 @@ Only root and the configuration's administrators may.`,
 			if err := server.client().SetHost(cmd.Context(), args[1], open); err != nil {
 				return serverError(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Host <%s> is %sed\n", args[1], map[bool]string{true: "open", false: "clos"}[open])
+			fmt.Fprintf(cmd.OutOrStdout(), "Host <%s> is %sed\n", safe(args[1]), map[bool]string{true: "open", false: "clos"}[open])
 			return nil
 		},
 	}
@@ -151,4 +143,25 @@ a --token-file.`,
 	cmd := &cobra.Command{Use: "token", Short: "Manage tokens for clients over TCP"}
 	cmd.AddCommand(create)
 	return cmd
+}
+
+// writeHistory prints a job's events as bhist -l does, times in loc.
+func writeHistory(w io.Writer, rep api.HistoryReply, loc *time.Location) error {
+	fmt.Fprintf(w, "Job <%s>:\n", jobName(rep.ID, rep.ArrayIndex))
+	for _, e := range rep.Events {
+		if _, err := fmt.Fprintf(w, "%s: %s\n", time.Unix(0, e.Time).In(loc).Format("Mon Jan _2 15:04:05.000"), safe(e.What)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeQueues prints queues as bqueues does.
+func writeQueues(w io.Writer, qs []api.QueueInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE_NAME\tPRIO\tSTATUS\tPOLICY\tPEND\tRUN\tSLOTS")
+	for _, q := range qs {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\n", safe(q.Name), q.Priority, safe(q.Status), safe(q.Policy), q.Pend, q.Run, q.Slots)
+	}
+	return tw.Flush()
 }

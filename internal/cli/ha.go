@@ -80,7 +80,7 @@ the command fails after showing the others. --json prints
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tAPI\tROLE\tTERM\tLAST_INDEX")
 				for _, m := range members {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", m.ID, m.API, m.Role, m.Term, m.LastIndex)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", safe(m.ID), safe(m.API), safe(m.Role), m.Term, m.LastIndex)
 				}
 				if ferr := tw.Flush(); ferr != nil {
 					return ferr

@@ -64,9 +64,9 @@ func writeLimitsTable(w io.Writer, rows []limitview.Row) error {
 	for _, r := range rows {
 		parts := make([]string, len(r.Resources))
 		for k, name := range r.Resources {
-			parts[k] = fmt.Sprintf("%s=%s/%s", name, num(r.Used[k]), num(r.Max[k]))
+			parts[k] = fmt.Sprintf("%s=%s/%s", safe(name), num(r.Used[k]), num(r.Max[k]))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Users, r.Queues, r.Hosts, r.Projects, strings.Join(parts, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", safe(r.Name), safe(r.Users), safe(r.Queues), safe(r.Hosts), safe(r.Projects), strings.Join(parts, " "))
 	}
 	return tw.Flush()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/xce-sched/xce/internal/api"
 	"github.com/xce-sched/xce/internal/client"
 	"github.com/xce-sched/xce/internal/daemon"
+	"github.com/xce-sched/xce/internal/event"
 	"github.com/xce-sched/xce/internal/submit"
 	"github.com/xce-sched/xce/jobarray"
 )
@@ -236,6 +237,7 @@ cluster forward from now with the jobs' estimates (docs/forecast.md).`,
 // start (local time) and hosts, or "never" for a job that never starts
 // in the forecast.
 func writeForecast(w io.Writer, jobs []api.JobInfo) error {
+	jobs = safeJobs(jobs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID	USER	QUEUE	FORECAST_START	FORECAST_HOSTS	PENDING REASON")
 	for _, j := range jobs {
@@ -266,6 +268,7 @@ func writeJSON(w io.Writer, v any) error {
 // writeJobs prints jobs as bjobs does: one line each, the hosts as
 // "n*host", a pending job's reason instead.
 func writeJobs(w io.Writer, jobs []api.JobInfo) error {
+	jobs = safeJobs(jobs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID\tUSER\tSTAT\tQUEUE\tEXEC_HOST / PENDING REASON\tJOB_NAME\tSUBMIT_TIME")
 	for _, j := range jobs {
@@ -302,6 +305,7 @@ func writeJobs(w io.Writer, jobs []api.JobInfo) error {
 // writePending prints pending jobs as bjobs -p does: each with its main
 // reason, then its host reasons, counted.
 func writePending(w io.Writer, jobs []api.JobInfo) error {
+	jobs = safeJobs(jobs)
 	for _, j := range jobs {
 		fmt.Fprintf(w, "Job <%s>, user <%s>, queue <%s>: PENDING REASON: %s\n", jobName(j.ID, j.ArrayIndex), j.User, j.Queue, reasonText(j))
 		for _, h := range j.HostReasons {
@@ -323,6 +327,7 @@ func reasonText(j api.JobInfo) string {
 
 // writeJobsLong prints each job whole, as bjobs -l does.
 func writeJobsLong(w io.Writer, jobs []api.JobInfo) error {
+	jobs = safeJobs(jobs)
 	t := func(sec int64) string {
 		if sec == 0 {
 			return "-"
@@ -407,11 +412,11 @@ elements; ID[INDEX] one element (docs/arrays.md).`,
 					return badInput(err)
 				}
 				if err := c.KillName(cmd.Context(), ref.String()); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "xce: job <%s>: %v\n", ref, err)
+					fmt.Fprintf(cmd.ErrOrStderr(), "xce: job <%s>: %s\n", safe(ref.String()), safe(err.Error()))
 					failed = serverError(fmt.Errorf("not every job was killed"))
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Job <%s> is being terminated\n", ref)
+				fmt.Fprintf(cmd.OutOrStdout(), "Job <%s> is being terminated\n", safe(ref.String()))
 			}
 			return failed
 		},
@@ -435,12 +440,7 @@ func newHostsCmd() *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), api.HostsReply{Hosts: hosts})
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "HOST_NAME\tSTATUS\tMAX\tRUN")
-			for _, h := range hosts {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", h.Name, h.Status, h.Slots, h.Used)
-			}
-			return tw.Flush()
+			return writeHosts(cmd.OutOrStdout(), hosts)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hosts as JSON")
@@ -471,7 +471,7 @@ $XCE_SERVER, else the dev server.`,
 			}
 			for _, r := range s.Jobs {
 				for _, w := range r.Warnings {
-					fmt.Fprintln(cmd.ErrOrStderr(), "xce: warning:", w)
+					fmt.Fprintln(cmd.ErrOrStderr(), "xce: warning:", safe(w))
 				}
 			}
 			cwd, err := os.Getwd()
@@ -479,9 +479,19 @@ $XCE_SERVER, else the dev server.`,
 				return err
 			}
 			env := os.Environ()
-			reqs := make([]api.JobRequest, len(s.Jobs))
+			subs := make([]event.Submit, len(s.Jobs))
 			for i, r := range s.Jobs {
-				e := r.Submit()
+				subs[i] = r.Submit()
+				subs[i].Cwd, subs[i].Env = cwd, env
+			}
+			// The server checks the same (docs/api.md); the working
+			// directory and the environment are checked here first.
+			if _, err := submit.CheckJobs(subs); err != nil {
+				return badInput(submitError(err, len(subs)))
+			}
+			reqs := make([]api.JobRequest, len(s.Jobs))
+			for i := range subs {
+				e := &subs[i]
 				reqs[i] = api.JobRequest{Name: e.Name, Array: e.Array, Depend: e.Depend, Exclusive: e.Exclusive, GPU: e.GPU, Queue: e.Queue, Project: e.Project, TasksMin: e.TasksMin, TasksMax: e.TasksMax,
 					ResReq: e.ResReq, Estimate: e.Estimate, Command: e.Command, Script: e.Script, Cwd: cwd, Env: env,
 					Stdout: e.Stdout, Stderr: e.Stderr, Rerunnable: e.Rerunnable}
@@ -497,9 +507,29 @@ $XCE_SERVER, else the dev server.`,
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"id": rep.IDs[0], "queue": rep.Queues[0]})
 			}
 			for i, id := range rep.IDs {
-				fmt.Fprintf(cmd.OutOrStdout(), "Job <%d> is submitted to queue <%s>.\n", id, rep.Queues[i])
+				fmt.Fprintf(cmd.OutOrStdout(), "Job <%d> is submitted to queue <%s>.\n", id, safe(rep.Queues[i]))
 			}
 			return nil
 		},
 	}
+}
+
+// submitError names the job a submission's error is about when there are
+// several (a pack file's), as "job N: ..." (1-based, in file order).
+func submitError(err error, jobs int) error {
+	var fe *submit.FieldError
+	if jobs > 1 && errors.As(err, &fe) && fe.Job >= 0 {
+		return fmt.Errorf("job %d: %w", fe.Job+1, err)
+	}
+	return err
+}
+
+// writeHosts prints hosts as bhosts does.
+func writeHosts(w io.Writer, hosts []api.HostInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST_NAME\tSTATUS\tMAX\tRUN")
+	for _, h := range hosts {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", safe(h.Name), safe(h.Status), h.Slots, h.Used)
+	}
+	return tw.Flush()
 }

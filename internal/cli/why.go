@@ -50,7 +50,7 @@ checked by simulating the cluster with it; only those that help are shown.`,
 
 // writeWhy prints xce why's answer; times in loc.
 func writeWhy(w io.Writer, rep api.WhyReply, loc *time.Location) error {
-	j := rep.Job
+	j := safeJob(rep.Job)
 	hosts := func(m map[string]int) string {
 		var hs []string
 		for _, h := range slices.Sorted(maps.Keys(m)) {
@@ -91,7 +91,7 @@ func writeWhy(w io.Writer, rep api.WhyReply, loc *time.Location) error {
 		fmt.Fprintln(w, "It would start sooner with any one of these changes (each checked by simulating the cluster with it):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, s := range rep.Suggestions {
-			fmt.Fprintf(tw, "  %s\t%s: starts %s\n", s.Change, s.What, when(s.Start))
+			fmt.Fprintf(tw, "  %s\t%s: starts %s\n", safe(s.Change), safe(s.What), when(s.Start))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -35,8 +35,30 @@ const (
 	MaxDepend = 4094
 	// MaxName bounds -q and -P, in bytes.
 	MaxName = 255
-	// MaxPath bounds -o and -e, in bytes.
+	// MaxPath bounds -o and -e, and the working directory, in bytes.
 	MaxPath = 4096
+	// MaxJobs bounds the jobs of one submission: a pack file's, one API
+	// request's (an array's elements are counted by CheckJobs, against
+	// the larger of MaxJobs and the configuration's max_array_size).
+	MaxJobs = 1000
+	// MaxEstimate is the largest estimate (run limit) a job may have, in
+	// seconds: -W's MaxRunMinutes.
+	MaxEstimate = MaxRunMinutes * 60
+	// MaxEnv bounds a job's environment: its entries' bytes plus one per
+	// entry.
+	MaxEnv = 1 << 20
+	// MaxEnvVars bounds the entries of a job's environment.
+	MaxEnvVars = 10_000
+	// MaxParsed bounds, in bytes, the text of one submission that the
+	// server parses in its loop: each job's -R, -w and -gpu, counted once
+	// for every job it stands for (an array's elements each count: the
+	// loop parses each element's again).
+	MaxParsed = 256 << 10
+	// MaxCompiled bounds, in bytes, the distinct requirements of one
+	// submission that the server compiles against the cluster in its
+	// loop: the -R and -gpu of each distinct (-R, -gpu, -n), counted
+	// once (compiling a select[] costs more than parsing it).
+	MaxCompiled = 64 << 10
 )
 
 // maxQuoted bounds, in characters, the input an error message repeats; a

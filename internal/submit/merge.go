@@ -111,22 +111,14 @@ func compoundTasks(r *resreq.Requirement) (sums []int64, open []bool) {
 // count equal to the terms' sum, an omitted last count taking the rest);
 // without -n, a compound requirement's total, else 1.
 func resolveTasks(f *fields, r *resreq.Requirement, rw word) (lo, hi int, err *Error) {
-	sums, open := compoundTasks(r)
 	if f.set[optTasks] {
 		lo, hi = f.tasksMin, f.tasksMax
-		nw := f.at[optTasks]
-		for i, s := range sums {
-			switch {
-			case lo != hi:
-				return 0, 0, nw.errAt(-1, "-n", "a compound -R needs a fixed task count, not %d,%d", lo, hi)
-			case open[i] && s >= int64(hi):
-				return 0, 0, nw.errAt(-1, "-n", "the compound -R's terms take %d tasks, leaving none of %d for its last term", s, hi)
-			case !open[i] && s != int64(hi):
-				return 0, 0, nw.errAt(-1, "-n", "%d tasks, but the compound -R's terms ask for %d", hi, s)
-			}
+		if err := f.at[optTasks].report("-n", compoundProblem(r, lo, hi)); err != nil {
+			return 0, 0, err
 		}
 		return lo, hi, nil
 	}
+	sums, open := compoundTasks(r)
 	if len(sums) == 0 {
 		return 1, 1, nil
 	}

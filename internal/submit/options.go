@@ -1,14 +1,11 @@
 package submit
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/xce-sched/xce/depend"
-	"github.com/xce-sched/xce/gpureq"
 	"github.com/xce-sched/xce/jobarray"
 	"github.com/xce-sched/xce/resreq"
 )
@@ -257,40 +254,26 @@ func (f *fields) setValue(o opt, name string, v word) *Error {
 	case optRunLimit:
 		f.runMinutes, err = parseRunLimit(v)
 	case optQueue:
-		if err = checkName(v, name, MaxName); err == nil {
+		if err = checkName(v, name); err == nil {
 			f.queue = v.val
 		}
 	case optProject:
-		if err = checkName(v, name, MaxName); err == nil {
+		if err = checkName(v, name); err == nil {
 			f.project = v.val
 		}
 	case optDepend:
-		if err = checkText(v, name, MaxDepend); err == nil {
-			if _, derr := depend.Parse(v.val); derr != nil {
-				var de *depend.Error
-				errors.As(derr, &de)
-				return v.errAt(de.Col-1, name, "%s", de.Msg)
-			}
+		if err = v.check(name, dependProblem(v.val)); err == nil {
 			f.depend = v.val
 		}
 	case optGPU:
-		if err = checkText(v, name, gpureq.MaxLen); err == nil {
-			if _, gerr := gpureq.Parse(v.val); gerr != nil {
-				var ge *gpureq.Error
-				errors.As(gerr, &ge)
-				return v.errAt(ge.Col-1, name, "%s", ge.Msg)
-			}
+		_, p := gpuProblem(v.val)
+		if err = v.check(name, p); err == nil {
 			f.gpu = v.val
 		}
 	case optName:
-		if err = checkText(v, name, MaxJobName); err == nil {
-			// A job array's [index_list]%cap is checked here, with the
-			// column of what is wrong (docs/arrays.md).
-			if _, _, aerr := jobarray.ParseName(v.val, jobarray.MaxSize); aerr != nil {
-				var ae *jobarray.Error
-				errors.As(aerr, &ae)
-				return v.errAt(ae.Col-1, name, "%s", ae.Msg)
-			}
+		// A job array's [index_list]%cap is checked here, with the column
+		// of what is wrong (docs/arrays.md).
+		if err = v.check(name, jobNameProblem(v.val, jobarray.MaxSize)); err == nil {
 			f.name = v.val
 		}
 	case optStdout, optStderr:
@@ -392,52 +375,45 @@ func parseRunLimit(w word) (int64, *Error) {
 	return total, nil
 }
 
-// parseResReq parses one -R value; a resreq error's column is mapped
-// into the word's line (or argument).
+// parseResReq parses one -R value (resreqProblem); a resreq error's
+// column is mapped into the word's line (or argument).
 func parseResReq(w word) (reqPart, *Error) {
-	if len(w.val) > MaxResReq {
-		return reqPart{}, w.errAt(-1, "-R", "longer than %d bytes", MaxResReq)
-	}
-	if bad, ok := firstInvalid(w.val, false); ok {
-		return reqPart{}, w.errAt(bad, "-R", "%s", invalidMsg(w.val, bad))
-	}
-	r, err := resreq.Parse(w.val)
-	if err != nil {
-		e := w.errAt(-1, "-R", "%s", err.Error())
-		if re, ok := err.(*resreq.Error); ok {
-			e = w.errAt(re.Col-1, "-R", "%s", re.Msg)
-		}
-		e.Err = err
-		return reqPart{}, e
+	r, p := resreqProblem(w.val)
+	if p != nil {
+		return reqPart{}, w.report("-R", p)
 	}
 	return reqPart{w: w, req: r}, nil
 }
 
-// checkName checks a queue or project name: 1..limit bytes of printable
-// characters, no white space (the scenario's rule for names).
-func checkName(w word, field string, limit int) *Error {
-	if err := checkText(w, field, limit); err != nil {
-		return err
+// check is report for a value that must not be empty: an empty word is
+// an error whatever p says.
+func (w word) check(field string, p *problem) *Error {
+	if w.val == "" {
+		return w.errAt(-1, field, "must not be empty")
 	}
-	if i := strings.IndexFunc(w.val, unicode.IsSpace); i >= 0 {
-		return w.errAt(i, field, "a name may not hold white space: %s", quote(w.val))
-	}
-	return nil
+	return w.report(field, p)
 }
 
-// checkText checks a job name or a file name: 1..limit bytes of valid
-// UTF-8, printable characters and spaces only.
+// report returns p, if any, as an error for field at its byte of the
+// word's value (the whole word for p.at -1).
+func (w word) report(field string, p *problem) *Error {
+	if p == nil {
+		return nil
+	}
+	e := w.errAt(p.at, field, "%s", p.msg)
+	e.Err = p.err
+	return e
+}
+
+// checkName checks a queue or project name: 1..MaxName bytes of
+// printable characters, no white space (the scenario's rule for names;
+// nameProblem).
+func checkName(w word, field string) *Error { return w.check(field, nameProblem(w.val)) }
+
+// checkText checks a file name: 1..limit bytes of valid UTF-8, printable
+// characters and spaces only (textProblem).
 func checkText(w word, field string, limit int) *Error {
-	switch {
-	case w.val == "":
-		return w.errAt(-1, field, "must not be empty")
-	case len(w.val) > limit:
-		return w.errAt(-1, field, "longer than %d bytes", limit)
-	}
-	if bad, ok := firstInvalid(w.val, true); ok {
-		return w.errAt(bad, field, "%s", invalidMsg(w.val, bad))
-	}
-	return nil
+	return w.check(field, textProblem(w.val, limit))
 }
 
 // firstInvalid returns the index of the first byte of s that is not

@@ -15,8 +15,8 @@ import (
 //
 // All or nothing: the first bad line is an *Error naming file, line and
 // column, and no request is returned. A file larger than MaxPackSize, of
-// more than MaxPackLines lines, with a line longer than MaxRequest, or
-// without a job is an error too.
+// more than MaxPackLines lines, with a line longer than MaxRequest, of
+// more than MaxJobs jobs, or without a job is an error too.
 func ParsePack(file string, data []byte) ([]*Request, error) {
 	if len(data) > MaxPackSize {
 		return nil, &Error{File: file, Field: "pack", Msg: fmt.Sprintf("larger than %d bytes", MaxPackSize)}
@@ -40,6 +40,9 @@ func ParsePack(file string, data []byte) ([]*Request, error) {
 			return nil, err
 		}
 		if r != nil {
+			if len(jobs) == MaxJobs {
+				return nil, &Error{File: file, Line: n, Field: "pack", Msg: fmt.Sprintf("more than %d jobs: one submission takes at most %d", MaxJobs, MaxJobs)}
+			}
 			jobs = append(jobs, r)
 		}
 	}

@@ -76,6 +76,7 @@ func TestPackErrors(t *testing.T) {
 		{"line too long", strings.Repeat("a", MaxRequest+1), "p:1: pack: line longer than 1048576 bytes"},
 		{"command too long", strings.Repeat("a", MaxRequest), "p:1:1: command: the command is longer than 1048576 bytes"},
 		{"too many lines", strings.Repeat("\n", MaxPackLines) + "a", "p:100001: pack: more than 100000 lines"},
+		{"too many jobs", "# c\n" + strings.Repeat("a\n", MaxJobs+1), "p:1002: pack: more than 1000 jobs: one submission takes at most 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			jobs, err := ParsePack("p", []byte(tc.text))
@@ -89,11 +90,15 @@ func TestPackErrors(t *testing.T) {
 	checkErr(t, "too large", err, "p: pack: larger than 67108864 bytes")
 }
 
-// TestPackLimits: a file at the line limit is fine.
+// TestPackLimits: a file at the line limit is fine, and so is one of
+// MaxJobs jobs.
 func TestPackLimits(t *testing.T) {
 	jobs, err := ParsePack("p", []byte(strings.Repeat("\n", MaxPackLines-1)+"a\n"))
 	if err != nil || len(jobs) != 1 || jobs[0].Command[0] != "a" {
 		t.Fatalf("jobs %v, err %v", jobs, err)
+	}
+	if jobs, err = ParsePack("p", []byte(strings.Repeat("a\n", MaxJobs))); err != nil || len(jobs) != MaxJobs {
+		t.Fatalf("%d jobs, err %v", len(jobs), err)
 	}
 }
 

@@ -269,18 +269,12 @@ func readFile(in Input, w word, field string, limit int64) ([]byte, error) {
 // text) as a whole and returns the request.
 func finish(f *fields, cmd []word, script string) (*Request, error) {
 	if cmd != nil {
-		size := 0
-		for _, w := range cmd {
-			size += len(w.val) + 1
-			if size > MaxRequest {
-				return nil, cmd[0].errAt(-1, "command", "the command is longer than %d bytes", MaxRequest)
-			}
-			if i, bad := firstInvalid(w.val, false); bad {
-				return nil, w.errAt(i, "command", "%s", invalidMsg(w.val, i))
-			}
+		vals := make([]string, len(cmd))
+		for k, w := range cmd {
+			vals[k] = w.val
 		}
-		if cmd[0].val == "" {
-			return nil, cmd[0].errAt(-1, "command", "the command name is empty")
+		if k, p := commandProblem(vals); p != nil {
+			return nil, cmd[k].report("command", p)
 		}
 	}
 	var rw word
