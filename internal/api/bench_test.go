@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/xce-sched/xce/internal/submit"
+	"github.com/xce-sched/xce/resreq"
 )
 
 // BenchmarkSubmitLoopWorst: the loop time of the costliest requests the
 // limits allow (docs/api.md, Limits), each on a fresh cluster, its
 // requirements on a conservative queue: MaxCompiled (64 KiB) of distinct
-// 4 KiB select[]s of about 580 terms (16 jobs), MaxParsed (256 KiB) of
-// one such select[] (64 jobs, or one array of 64 elements, each
+// select[]s of resreq.MaxTerms operands (512 comparisons, 3.6 KB; 16
+// jobs), MaxParsed (256 KiB) of one such select[] (64 jobs, or one array of 64 elements, each
 // element's parsed again in the loop), of dependencies on job names
 // (about 70 jobs of 301 conditions), and MaxJobs (1,000) jobs with 8 KB
 // environments (an 8 MB body). Reported: loop-ms per
@@ -23,9 +24,9 @@ import (
 //	go test -run '^$' -bench BenchmarkSubmitLoopWorst -benchtime 5x ./internal/api/
 func BenchmarkSubmitLoopWorst(b *testing.B) {
 	sel := func(i int) string {
-		s := fmt.Sprintf("select[mem>%d", i)
-		for len(s)+len("&&mem>1]") <= 4096 {
-			s += "&&mem>1"
+		s, terms := fmt.Sprintf("select[mem>%d", i), 2
+		for len(s)+len("&&mem>1]") <= submit.MaxResReq && terms+2 <= resreq.MaxTerms {
+			s, terms = s+"&&mem>1", terms+2
 		}
 		return s + "]"
 	}

@@ -21,10 +21,10 @@ func orderReq(prefix string, size int) string {
 	return b.String()
 }
 
-// BenchmarkPackTypical: a pack file of 10,000 ordinary lines.
+// BenchmarkPackTypical: a pack file of MaxJobs ordinary lines.
 func BenchmarkPackTypical(b *testing.B) {
 	line := "-q normal -n 2,4 -R 'select[mem > 1000] rusage[mem=2000]' -J \"job x\" -W 1:30 -o out.%J -- prog a b 'c d'\n"
-	data := []byte(strings.Repeat(line, 10_000))
+	data := []byte(strings.Repeat(line, MaxJobs))
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		if _, err := ParsePack("p", data); err != nil {
@@ -35,8 +35,8 @@ func BenchmarkPackTypical(b *testing.B) {
 
 // BenchmarkPackWorstResReq: pack lines of MaxResReqCount -R values whose
 // merged order[] holds as many keys as MaxResReq allows: the costliest
-// valid lines known (resreq's duplicate-name checks are quadratic in a
-// section's length).
+// valid lines known (before issue 29, resreq's duplicate-name checks were
+// quadratic in a section's length).
 func BenchmarkPackWorstResReq(b *testing.B) {
 	var words []string
 	for r := range MaxResReqCount {
