@@ -54,9 +54,10 @@ func attacks() []attack {
 		}
 		return b.String()
 	}
-	// req4K is a requirement of 4096 bytes: "select[a>1" (10), 817
-	// times "&&a>1" (4085), "]".
-	req4K := "select[a>1" + strings.Repeat("&&a>1", 817) + "]"
+	// req4K is a requirement of 4096 bytes and 630 operands (within
+	// resreq.MaxTerms): "select[a>1" (10), 313 times "&&a>100000000"
+	// (4069), "&&a>100000000000" (16), "]".
+	req4K := "select[a>1" + strings.Repeat("&&a>100000000", 313) + "&&a>100000000000]"
 	tasks17 := many(17, func(j *JobRequest) { j.ResReq = req4K })
 	for i := range tasks17 {
 		tasks17[i].TasksMin, tasks17[i].TasksMax = i+1, i+1

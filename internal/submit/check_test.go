@@ -142,9 +142,12 @@ func TestCheckJobs(t *testing.T) {
 		return js
 	}
 	array := func(a string) func(s *event.Submit) { return func(s *event.Submit) { s.Array = a } }
-	// req4K gives a job a requirement of 4096 bytes: "select[a>1" (10),
-	// 817 times "&&a>1" (4085), "]".
-	req4K := func(s *event.Submit) { s.ResReq = "select[a>1" + strings.Repeat("&&a>1", 817) + "]" }
+	// req4K gives a job a requirement of 4096 bytes and 630 operands
+	// (within resreq.MaxTerms): "select[a>1" (10), 313 times
+	// "&&a>100000000" (4069), "&&a>100000000000" (16), "]".
+	req4K := func(s *event.Submit) {
+		s.ResReq = "select[a>1" + strings.Repeat("&&a>100000000", 313) + "&&a>100000000000]"
+	}
 	// tasks(n) is n jobs of that requirement, with 1 to n tasks: n
 	// distinct requirements to compile.
 	tasks := func(n int) []event.Submit {
