@@ -104,7 +104,57 @@ func (e *Expr) Refs() []Ref {
 }
 
 // Eval returns what e says now, looking jobs up with look.
-func (e *Expr) Eval(look Lookup) Truth { return e.root.eval(look) }
+func (e *Expr) Eval(look Lookup) Truth { return e.root.eval(look, nil) }
+
+// EvalMemo is Eval remembering, in m, the truth of each condition it
+// evaluates, and taking it from there when an alike condition was
+// evaluated before in m's scope (Memo).
+func (e *Expr) EvalMemo(look Lookup, m *Memo) Truth { return e.root.eval(look, m) }
+
+// Memo remembers the truth of conditions across many expressions
+// evaluated while what their Lookup returns does not change (a scheduling
+// cycle's pass over the jobs that wait on others). Alike conditions (the
+// same kind, exit code test and jobs named) are evaluated once, so that a
+// pass costs what its distinct conditions cost, not what all of them do:
+// a thousand jobs that each wait on "a || a || ..." a thousand times on
+// a thousand jobs named a cost a thousand lookups, not a billion (issue
+// 29). The caller sets the scope before each expression (SetScope) and
+// clears the memo (Reset) whenever the jobs may have changed. The zero
+// Memo is ready to use.
+type Memo struct {
+	truth     map[memoKey]Truth
+	user, own string
+}
+
+// memoKey is a condition in a scope: for a condition on a job name, the
+// user whose jobs the name means and whether it is the name of the job
+// whose expression it is (which is not among them).
+type memoKey struct {
+	user    string
+	ownName bool
+	ref     Ref
+	kind    Kind
+	hasCode bool
+	op      string
+	code    int
+}
+
+// SetScope sets the scope of the next expressions: names mean user's
+// jobs, and the job whose expression it is has name own ("" for none).
+// Conditions on job IDs mean the same jobs in every scope.
+func (m *Memo) SetScope(user, own string) { m.user, m.own = user, own }
+
+// Reset forgets every truth remembered.
+func (m *Memo) Reset() { clear(m.truth) }
+
+// key returns c's key in m's scope.
+func (m *Memo) key(c *cond) memoKey {
+	k := memoKey{ref: c.ref, kind: c.kind, hasCode: c.hasCode, op: c.op, code: c.code}
+	if c.ref.Name != "" {
+		k.user, k.ownName = m.user, c.ref.Name == m.own
+	}
+	return k
+}
 
 // Bind returns e with every condition whose jobs have all ended (by look,
 // now) replaced by its value, which can no longer change: a copy that
@@ -132,7 +182,7 @@ func bind(n node, look Lookup) node {
 		if len(jobs) == 0 {
 			return x
 		}
-		return bound{x, x.eval(look)}
+		return bound{x, x.eval(look, nil)}
 	}
 	return n
 }
@@ -143,28 +193,31 @@ type bound struct {
 	t Truth
 }
 
-func (b bound) eval(Lookup) Truth         { return b.t }
+func (b bound) eval(Lookup, *Memo) Truth  { return b.t }
 func (b bound) walk(f func(*cond))        { f(b.c) }
 func (b bound) write(sb *strings.Builder) { b.c.write(sb) }
 
 // Unmet returns the first condition of e (in reading order) that is not
 // satisfied now, in canonical form ("done(12)"), or "" when e is.
-func (e *Expr) Unmet(look Lookup) string { return unmet(e.root, look) }
+func (e *Expr) Unmet(look Lookup) string { return unmet(e.root, look, nil) }
 
-func unmet(n node, look Lookup) string {
+// UnmetMemo is Unmet with the truths of m (EvalMemo).
+func (e *Expr) UnmetMemo(look Lookup, m *Memo) string { return unmet(e.root, look, m) }
+
+func unmet(n node, look Lookup, m *Memo) string {
 	switch x := n.(type) {
 	case and:
-		return cmp.Or(unmet(x.l, look), unmet(x.r, look))
+		return cmp.Or(unmet(x.l, look, m), unmet(x.r, look, m))
 	case or:
-		return cmp.Or(unmet(x.l, look), unmet(x.r, look))
+		return cmp.Or(unmet(x.l, look, m), unmet(x.r, look, m))
 	case not:
-		return unmet(x.x, look)
+		return unmet(x.x, look, m)
 	case bound:
 		if x.t != Satisfied {
 			return x.c.String()
 		}
 	case *cond:
-		if x.eval(look) != Satisfied {
+		if x.eval(look, m) != Satisfied {
 			return x.String()
 		}
 	}
@@ -172,7 +225,7 @@ func unmet(n node, look Lookup) string {
 }
 
 type node interface {
-	eval(Lookup) Truth
+	eval(Lookup, *Memo) Truth
 	walk(func(*cond))
 	// write appends the canonical form (linear in the expression's size).
 	write(b *strings.Builder)
@@ -182,8 +235,8 @@ type and struct{ l, r node }
 type or struct{ l, r node }
 type not struct{ x node }
 
-func (n and) eval(look Lookup) Truth {
-	a, b := n.l.eval(look), n.r.eval(look)
+func (n and) eval(look Lookup, m *Memo) Truth {
+	a, b := n.l.eval(look, m), n.r.eval(look, m)
 	switch {
 	case a == Never || b == Never:
 		return Never
@@ -193,8 +246,8 @@ func (n and) eval(look Lookup) Truth {
 	return Waiting
 }
 
-func (n or) eval(look Lookup) Truth {
-	a, b := n.l.eval(look), n.r.eval(look)
+func (n or) eval(look Lookup, m *Memo) Truth {
+	a, b := n.l.eval(look, m), n.r.eval(look, m)
 	switch {
 	case a == Satisfied || b == Satisfied:
 		return Satisfied
@@ -206,8 +259,8 @@ func (n or) eval(look Lookup) Truth {
 
 // eval of !x: a condition once met stays met (a job's end is final), so
 // !x is Never once x holds, and holds while x does not (LSF's !).
-func (n not) eval(look Lookup) Truth {
-	if n.x.eval(look) == Satisfied {
+func (n not) eval(look Lookup, m *Memo) Truth {
+	if n.x.eval(look, m) == Satisfied {
 		return Never
 	}
 	return Satisfied
@@ -283,8 +336,26 @@ func (c *cond) write(b *strings.Builder) {
 	b.WriteByte(')')
 }
 
-// eval: every job the reference names must meet the condition.
-func (c *cond) eval(look Lookup) Truth {
+// eval: every job the reference names must meet the condition; with m,
+// once per alike condition of m's scope.
+func (c *cond) eval(look Lookup, m *Memo) Truth {
+	if m == nil {
+		return c.evalJobs(look)
+	}
+	k := m.key(c)
+	if t, ok := m.truth[k]; ok {
+		return t
+	}
+	t := c.evalJobs(look)
+	if m.truth == nil {
+		m.truth = map[memoKey]Truth{}
+	}
+	m.truth[k] = t
+	return t
+}
+
+// evalJobs evaluates c on the jobs look gives.
+func (c *cond) evalJobs(look Lookup) Truth {
 	jobs := look(c.ref)
 	if len(jobs) == 0 {
 		return Never

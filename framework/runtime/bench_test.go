@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"github.com/xce-sched/xce/cluster"
@@ -118,3 +119,31 @@ func BenchmarkCycleBlocked100kCache(b *testing.B) { benchBlocked(b, false) }
 // BenchmarkCycleBlocked100kNoCache: the same cycle without the cache (run
 // with -benchtime=1x: every job walks and diagnoses all 10,000 hosts).
 func BenchmarkCycleBlocked100kNoCache(b *testing.B) { benchBlocked(b, true) }
+
+// BenchmarkCycleDependencyFanIn: issue 29's stall in one cycle. One host
+// of one slot runs job 1; 915 pending jobs of one user are named m, and 85
+// more wait on `done("m") || done("m") || …` (1,000 conditions each). The
+// dependency gate evaluates alike conditions once per cycle (depend.Memo):
+// before, each of the 85,000 conditions listed the 915 jobs.
+//
+//	go test -run '^$' -bench BenchmarkCycleDependencyFanIn -benchtime 5x ./framework/runtime/
+func BenchmarkCycleDependencyFanIn(b *testing.B) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "h", Slots: 1, Mem: -1}},
+		Jobs: []ct.Job{{ID: 1, Min: 1, Runtime: 100, Estimate: 100, Running: map[string]int{"h": 1}}}}
+	expr := `done("m")` + strings.Repeat(` || done("m")`, 999)
+	for i := range 1000 {
+		j := ct.Job{ID: cluster.JobID(i + 2), User: "u", Min: 1, Runtime: 10, Estimate: 10, Name: "m"}
+		if i >= 915 {
+			j.Name, j.Depend = "", expr
+		}
+		spec.Jobs = append(spec.Jobs, j)
+	}
+	c := ct.Build(spec)
+	for b.Loop() {
+		jobs := timedCycle(b, c, runtime.Options{}, 0)
+		if r := jobs[len(jobs)-1].Reasons; r.Main != framework.Dependency {
+			b.Fatalf("the last job pends %v, want Dependency", r.Main)
+		}
+		b.StartTimer()
+	}
+}

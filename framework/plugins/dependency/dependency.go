@@ -23,6 +23,7 @@ type Plugin struct {
 	jobs framework.Lookup
 	self *framework.Job // the job being admitted (its user names jobs)
 	look depend.Lookup  // bound once to the plugin
+	memo depend.Memo    // the pass's truths of conditions (Admit)
 	buf  []depend.Job
 	now  int64 // the pass's time
 	wake int64 // the earliest end of a think time that holds a job back
@@ -52,7 +53,10 @@ func (*Plugin) Name() string { return Name }
 func (*Plugin) Applies(spec *cluster.Job) bool { return spec.Depend != nil }
 
 // Begin implements framework.Gate.
-func (p *Plugin) Begin(now int64) { p.now, p.wake, p.held, p.started = now, -1, false, false }
+func (p *Plugin) Begin(now int64) {
+	p.now, p.wake, p.held, p.started = now, -1, false, false
+	p.memo.Reset() // jobs started and ended since the last pass
+}
 
 // Wake implements framework.Waker: a second on when the pass held a job
 // back on a dependency that may yet be satisfied and the cycle then
@@ -81,7 +85,17 @@ func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 		return true, framework.PendReasons{}
 	}
 	p.self, p.last = job, 0
-	switch e.Eval(p.look) {
+	// The jobs do not change during a pass: alike conditions of the jobs
+	// it admits are evaluated once (depend.Memo), so that no number of
+	// jobs waiting on the same others makes the pass quadratic (issue
+	// 29). A job with a think time needs the latest end of the jobs its
+	// expression looked up (p.last), which only a full evaluation gives.
+	memo := &p.memo
+	if job.Spec.ThinkTime > 0 {
+		memo = nil
+	}
+	p.memo.SetScope(job.Spec.User, job.Spec.Name)
+	switch e.EvalMemo(p.look, memo) {
 	case depend.Satisfied:
 		think := job.Spec.ThinkTime
 		if at := p.last + think; think > 0 && p.now < at {
@@ -96,10 +110,10 @@ func (p *Plugin) Admit(job *framework.Job) (bool, framework.PendReasons) {
 		}
 		return true, framework.PendReasons{}
 	case depend.Never:
-		return false, framework.PendReasons{Main: framework.DependencyNeverSatisfied, Detail: -1, Note: e.Unmet(p.look)}
+		return false, framework.PendReasons{Main: framework.DependencyNeverSatisfied, Detail: -1, Note: e.UnmetMemo(p.look, memo)}
 	}
 	p.held = true
-	return false, framework.PendReasons{Main: framework.Dependency, Detail: -1, Note: e.Unmet(p.look)}
+	return false, framework.PendReasons{Main: framework.Dependency, Detail: -1, Note: e.UnmetMemo(p.look, memo)}
 }
 
 // lookup returns the jobs r names, as depend sees them: a job; every
