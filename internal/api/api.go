@@ -276,9 +276,11 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		fail(w, bad)
 		return
 	}
+	var first int64 // the ID the loop gave the first job (its last try)
 	evs, err := h.do(r.Context(), func(st *state.State, _ int64) ([]event.Event, error) {
 		out := make([]event.Event, len(subs))
 		next := st.NextJob()
+		first = next
 		for i := range subs {
 			sub := subs[i] // a copy: a refused request may be made again
 			sub.Job, sub.User, sub.UID, sub.GID = next, c.User, c.UID, c.GID
@@ -288,7 +290,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		return out, nil
 	})
 	if err != nil {
-		fail(w, err)
+		fail(w, refusedJob(err, first, counts))
 		return
 	}
 	var rep SubmitReply

@@ -275,13 +275,16 @@ func (k *Core) Check(e event.Event) error {
 func (k *Core) check(e event.Event) (*cluster.Job, error) {
 	if e.Type == event.JobSubmitted && e.Submit != nil {
 		k.defaultQueue(e.Submit)
+		if err := k.State.Check(e); err != nil {
+			return nil, submitError(e.Submit, err)
+		}
+		spec, err := k.checkSubmit(e.Submit, e.At)
+		return spec, submitError(e.Submit, err)
 	}
 	if err := k.State.Check(e); err != nil {
 		return nil, err
 	}
 	switch e.Type {
-	case event.JobSubmitted:
-		return k.checkSubmit(e.Submit, e.At)
 	case event.CycleDecided:
 		return nil, fmt.Errorf("event %d: a cycle's decisions are made by Cycle and folded by Commit", e.Index)
 	case event.ConfigReloaded:
@@ -350,14 +353,14 @@ func (k *Core) Precheck(events []event.Event) error {
 		}
 		n, err := Elements(sub)
 		if err != nil {
-			return fmt.Errorf("job %d: %w", sub.Job, err)
+			return submitError(sub, fmt.Errorf("job %d: %w", sub.Job, err))
 		}
 		next += n
 		if sub.TasksMin < 1 || sub.TasksMax < sub.TasksMin {
-			return fmt.Errorf("job %d: bad task count %d,%d", sub.Job, sub.TasksMin, sub.TasksMax)
+			return submitError(sub, fmt.Errorf("job %d: bad task count %d,%d", sub.Job, sub.TasksMin, sub.TasksMax))
 		}
 		if _, err := k.checkSubmit(sub, e.At); err != nil {
-			return err
+			return submitError(sub, err)
 		}
 	}
 	return nil
