@@ -181,30 +181,39 @@ func (s *State) countersFit(h *HostAlloc, limits bool) error {
 	return nil
 }
 
-// RunningAlloc returns what running job j holds: on each host of
-// j.RunningOn its slots and what the rusage of each host resource reserves
-// there by the resource's method (Reserve): slots × the amount per task,
-// the amount per host, or the amount once on the job's first host; and
-// once per job the rusage of each shared resource. A snapshot does not say
-// which compound term or which alternative runs where, so for those the
-// reservation is conservative: per resource, the largest amount of any
-// term of any alternative; per job, the largest total over the
-// alternatives of a shared resource's rusage summed over its terms. A
-// running job is thus never under-counted (docs/scenario.md). Rusage on
-// names that are neither host nor shared resources is ignored here; the
-// runner reports it as a bad request for pending jobs. A job that is not
-// running (empty RunningOn) holds nothing.
+// RunningAlloc returns what running job j holds: exactly j.Holds when it
+// is known (a live snapshot), else, on each host of j.RunningOn, its slots
+// and what the rusage of each host resource reserves there by the
+// resource's method (Reserve): slots × the amount per task, the amount per
+// host, or the amount once on the job's first host; and once per job the
+// rusage of each shared resource. A scenario does not say which compound
+// term or which alternative runs where, so for those the reservation is
+// conservative: per host and resource, the largest amount of the terms
+// (of any alternative) that host could serve, a term whose host
+// resources the host has, in that amount (a host without mem serves no
+// term of rusage[mem=1000], and is charged none of it); of every term
+// when the host could serve none (the snapshot then over-commits, and
+// says so); per job, the largest total over the alternatives of a shared
+// resource's rusage summed over its terms. A running job is thus never
+// under-counted (docs/scenario.md). Rusage on names that are neither host
+// nor shared resources is ignored here; the runner reports it as a bad
+// request for pending jobs. A job that is not running (empty RunningOn)
+// holds nothing.
 func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
+	if j.Holds != nil {
+		return j.Holds
+	}
 	a := &JobAlloc{Hosts: make([]HostAlloc, 0, len(j.RunningOn))}
 	if len(j.RunningOn) == 0 {
 		return a // a pending job holds nothing
 	}
-	amount := make([]float64, len(c.Resources))
+	var terms [][]float64 // per term, its amount of each host resource
 	shared := make([]float64, len(c.Shared))
 	if j.Req != nil {
 		for _, alt := range j.Req.Alternatives {
 			altShared := make([]float64, len(c.Shared))
 			for _, t := range alt.Terms {
+				amount := make([]float64, len(c.Resources))
 				for _, ru := range t.Rusage {
 					if r, ok := c.ResourceByName(ru.Name); ok {
 						amount[r] = max(amount[r], ru.Value)
@@ -212,6 +221,7 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 						altShared[sh] += ru.Value
 					}
 				}
+				terms = append(terms, amount)
 			}
 			for i, v := range altShared {
 				shared[i] = max(shared[i], v)
@@ -225,22 +235,56 @@ func (c *Cluster) RunningAlloc(j *Job) *JobAlloc {
 	}
 	for i, hs := range j.RunningOn {
 		ha := HostAlloc{Host: hs.Host, Slots: hs.Slots}
-		for r, v := range amount {
+		reserve := func(r int, v float64) float64 {
 			switch c.Reserve(ResID(r)) {
 			case PerTask:
-				v *= float64(hs.Slots)
+				return v * float64(hs.Slots)
 			case PerJob:
 				if i > 0 {
-					v = 0
+					return 0
 				}
 			}
-			if v > 0 {
+			return v
+		}
+		// The terms the host could serve (it has what each reserves), or
+		// every term when it could serve none.
+		most := largest(terms, func(amount []float64) bool {
+			for r, v := range amount {
+				if need := reserve(r, v); need > 0 && !Within(need, c.Hosts[hs.Host].Capacity[r]) {
+					return false
+				}
+			}
+			return true
+		})
+		if most == nil {
+			most = largest(terms, func([]float64) bool { return true })
+		}
+		for r, v := range most {
+			if v := reserve(r, v); v > 0 {
 				ha.Res = append(ha.Res, ResAmount{ResID(r), v})
 			}
 		}
 		a.Hosts = append(a.Hosts, ha)
 	}
 	return a
+}
+
+// largest returns, per resource, the largest amount of the terms (each
+// its amount per resource) that keep holds, nil when none does.
+func largest(terms [][]float64, keep func(amount []float64) bool) []float64 {
+	var most []float64
+	for _, amount := range terms {
+		if !keep(amount) {
+			continue
+		}
+		if most == nil {
+			most = make([]float64, len(amount))
+		}
+		for r, v := range amount {
+			most[r] = max(most[r], v)
+		}
+	}
+	return most
 }
 
 // counterName names counter id for an error: its limit, or, for a

@@ -226,6 +226,12 @@ type Job struct {
 	// RunningOn is set for a job that already runs in the snapshot: the
 	// slots it holds on each host, in host order.
 	RunningOn []HostSlots
+	// Holds, when set, is exactly what the running job holds on the hosts
+	// of RunningOn (their consumables, GPUs and its shared resources, as
+	// the live server's event log recorded them): a live snapshot knows
+	// which compound term runs where, which RunningAlloc otherwise
+	// bounds from the request. Nil for a scenario's job.
+	Holds *JobAlloc
 	// Start is the time the job started, in seconds, for a running job.
 	Start int64
 	// Array is the ID of the job array the job is an element of (LSF's

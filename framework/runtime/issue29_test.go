@@ -130,3 +130,25 @@ func TestDependencyPrecedence(t *testing.T) {
 		})
 	}
 }
+
+// TestRunningCompoundHolds: a scenario's running compound job is charged,
+// on each host, the rusage of the terms that host could serve (found
+// attacking issue 29's fixes: every host was charged the largest rusage
+// of any term, so a snapshot with "1*{} + {rusage[mem=1000]}" running on
+// h1, which has no mem, and h3 did not load: "running allocation
+// over-commits: host h1: 1000 mem requested, NaN free"). h1: 1 slot, no
+// mem; h3: 2 slots, 8000 MB, 1000 of them held by job 1. Job 2 asks 7001
+// MB and pends NotEnoughResource; job 3 asks 7000 and starts on h3.
+func TestRunningCompoundHolds(t *testing.T) {
+	spec := ct.Spec{Hosts: []ct.Host{{Name: "h1", Slots: 1, Mem: -1}, {Name: "h3", Slots: 2, Mem: 8000}}, Jobs: []ct.Job{
+		{ID: 1, Min: 2, ResReq: "1*{} + {rusage[mem=1000]}", Runtime: 100, Estimate: 100, Running: map[string]int{"h1": 1, "h3": 1}},
+		{ID: 2, Min: 1, ResReq: "rusage[mem=7001]", Runtime: 10, Estimate: 10},
+		{ID: 3, Min: 1, ResReq: "rusage[mem=7000]", Runtime: 10, Estimate: 10},
+	}}
+	c, s := runPolicy(t, spec, cluster.PolicyFirstFit, 0)
+	for i, want := range []string{"RUN@0 h1*1 h3*1", "PEND NotEnoughResource", "RUN@0 h3*1"} {
+		if got := state(c, s.Jobs[i]); got != want {
+			t.Errorf("job %d: %s, want %s", i+1, got, want)
+		}
+	}
+}

@@ -14,8 +14,10 @@ import (
 // in the forecast either), and as its jobs the state's unfinished ones,
 // the state itself untouched:
 //
-//   - a running job holds exactly the slots it holds on each host
-//     (RunningOn), from its start, and runs for its estimate (-W, else its
+//   - a running job holds exactly what it holds on each host (RunningOn,
+//     and Holds: its consumables, GPUs and shared resources, so that a
+//     compound job's terms hold what they hold where they run), from its
+//     start, and runs for its estimate (-W, else its
 //     queue's default_runlimit; the scheduler plans for LiveSlack more,
 //     as the server's does); one that has run past its estimate ends at
 //     now + 1, one with none never (a job of unknown length holds its
@@ -80,6 +82,11 @@ func (k *Core) Snapshot(now int64) (c *cluster.Cluster, reserved map[cluster.Job
 			spec.RunningOn = append(spec.RunningOn, cluster.HostSlots{Host: h, Slots: a.Slots})
 		}
 		slices.SortFunc(spec.RunningOn, func(a, b cluster.HostSlots) int { return int(a.Host) - int(b.Host) })
+		// Exactly what it holds: which compound term runs where, its GPUs.
+		if spec.Holds, err = k.alloc(j.Job, j.Hosts, j.Shared); err != nil {
+			return nil, nil, err
+		}
+		slices.SortFunc(spec.Holds.Hosts, func(a, b cluster.HostAlloc) int { return int(a.Host) - int(b.Host) })
 		c.Jobs = append(c.Jobs, *spec)
 	}
 	return c, reserved, nil
