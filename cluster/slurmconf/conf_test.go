@@ -209,6 +209,12 @@ func TestLooks(t *testing.T) {
 		{"garbage\nUnknownKey=1\n", false},
 		{"hosts: [{name: a, slots: 1}]\nx: 1\n", false},
 		{"garbage\n# NodeName=n1\n", false},
+		// A byte order mark first; more than the MiB scanned of comments
+		// before the first line (found attacking issue 29's fixes).
+		{"\ufeffNodeName=n1\n", true},
+		{"\ufeffhosts: []\n", false},
+		{strings.Repeat("# a comment line of 32 bytes ...\n", 40_000) + "NodeName=n1 CPUs=2\n", true},
+		{strings.Repeat("# a comment line of 32 bytes ...\n", 40_000) + "hosts: []\n", false},
 	} {
 		if got := Looks([]byte(c.text)); got != c.want {
 			t.Errorf("Looks(%q) = %v", c.text, got)

@@ -115,7 +115,13 @@ var lineKeys = []string{"nodename", "partitionname", "frontendname", "nodeset", 
 // line), or is a NodeName, PartitionName or Include line without its '='
 // ("NodeName n1 CPUs=4", "Include nodes.conf"). A YAML file's lines are
 // "key:", list items and flow collections, never these.
+//
+// A UTF-8 byte order mark before the first line is skipped, and so are
+// the blank and comment lines before the first other one, however many:
+// the first MiB scanned is the first MiB after them.
 func Looks(data []byte) bool {
+	data = bytes.TrimPrefix(data, bom)
+	data = data[leadingComments(data):]
 	data = data[:min(len(data), lookBytes)]
 	first := true
 	for len(data) > 0 {
@@ -135,6 +141,23 @@ func Looks(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// bom is the UTF-8 byte order mark some editors write first.
+var bom = []byte("\xef\xbb\xbf")
+
+// leadingComments returns the length of data's leading blank and comment
+// lines.
+func leadingComments(data []byte) int {
+	n := 0
+	for n < len(data) {
+		line, _, _ := bytes.Cut(data[n:], []byte("\n"))
+		if s := bytes.TrimSpace(line); len(s) > 0 && s[0] != '#' {
+			break
+		}
+		n += len(line) + 1
+	}
+	return min(n, len(data))
 }
 
 // leadingWord splits s after its leading word (letters, digits, '_').
@@ -174,6 +197,7 @@ func LooksNamed(name string, data []byte) bool {
 	if base != "slurm.conf" && !strings.HasSuffix(base, ".conf") {
 		return false
 	}
+	data = bytes.TrimPrefix(data, bom)
 	for len(data) > 0 {
 		var text []byte
 		text, data, _ = bytes.Cut(data, []byte("\n"))
