@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -142,5 +144,29 @@ func TestSubmitChecksEnvironment(t *testing.T) {
 	code, out, errs := runXce("submit", "--", "true")
 	if code != ExitUsage || out != "" || !regexp.MustCompile(`^xce: env\[\d+\]: the environment is larger than 1048576 bytes\n$`).MatchString(errs) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the environment's error", code, out, errs)
+	}
+}
+
+// TestSubmitRefusal: the server's refusal of one job of a submission reads
+// as the CLI's own errors do.
+func TestSubmitRefusal(t *testing.T) {
+	for _, c := range []struct {
+		field, msg string
+		jobs       int
+		want       string
+	}{
+		{"jobs[0]", `queue "nosuch" does not exist`, 1, `queue "nosuch" does not exist`},
+		{"jobs[2]", `queue "nosuch" does not exist`, 3, `job 3: queue "nosuch" does not exist`},
+		{"jobs[0].name", "longer than 4094 bytes", 1, "name: longer than 4094 bytes"},
+		{"jobs[1].name", "longer than 4094 bytes", 2, "job 2: name: longer than 4094 bytes"},
+		{"jobs", "no job", 1, "jobs: no job"},
+	} {
+		err := submitRefusal(&api.Error{Status: http.StatusBadRequest, Msg: c.msg, Field: c.field}, c.jobs)
+		if err.Error() != c.want {
+			t.Errorf("%s %q of %d jobs: %q, want %q", c.field, c.msg, c.jobs, err.Error(), c.want)
+		}
+	}
+	if err := errors.New("plain"); submitRefusal(err, 2) != err {
+		t.Error("an error that is not the server's changed")
 	}
 }

@@ -498,7 +498,7 @@ $XCE_SERVER, else the dev server.`,
 			}
 			rep, err := client.Dial(client.Socket(""), "").Submit(cmd.Context(), reqs)
 			if err != nil {
-				return serverError(err)
+				return serverError(submitRefusal(err, len(reqs)))
 			}
 			if slices.Contains(s.Flags, "--json") {
 				if s.Pack != "" {
@@ -522,6 +522,33 @@ func submitError(err error, jobs int) error {
 		return fmt.Errorf("job %d: %w", fe.Job+1, err)
 	}
 	return err
+}
+
+// submitRefusal words the server's refusal of job i of a submission
+// (field "jobs[i]" or "jobs[i].name") as the CLI's own errors are: the
+// message alone, after the field within the job, and "job N: " (1-based,
+// in file order) when there were several jobs. Another error is returned
+// as it is.
+func submitRefusal(err error, jobs int) error {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	var i int
+	var rest string
+	if n, _ := fmt.Sscanf(ae.Field, "jobs[%d]", &i); n != 1 {
+		return err
+	}
+	if k := strings.IndexByte(ae.Field, ']'); k >= 0 {
+		rest = strings.TrimPrefix(ae.Field[k+1:], ".")
+	}
+	out := *ae
+	out.Field = rest
+	if jobs > 1 {
+		out.Msg = fmt.Sprintf("job %d: %s", i+1, out.Error())
+		out.Field = ""
+	}
+	return &out
 }
 
 // writeHosts prints hosts as bhosts does.
